@@ -1,0 +1,290 @@
+//! Canonical form of a text (METHOD.md §1): lower-cased words without stop symbols and stop words.
+
+use rustc_hash::FxHashSet;
+use std::sync::OnceLock;
+
+/// Languages whose stop words are removed when no other list is asked for.
+pub const DEFAULT_STOP_LANGS: &[&str] = &["ru", "en"];
+
+/// A stop-word list, looked up once per word on the hot path.
+#[derive(Debug, Clone)]
+pub struct StopWords {
+    words: FxHashSet<Box<str>>,
+    langs: Vec<String>,
+}
+
+impl StopWords {
+    /// The NLTK stop-word lists (crate `stop-words`) of the given languages, merged.
+    ///
+    /// Unknown languages have no list: they are reported as an error, not silently ignored.
+    pub fn for_languages(langs: &[String]) -> Result<Self, String> {
+        let mut words = FxHashSet::default();
+        for lang in langs {
+            if !NLTK_LANGS.contains(&lang.as_str()) {
+                return Err(format!(
+                    "no stop-word list for language `{lang}` (known: {})",
+                    NLTK_LANGS.join(", ")
+                ));
+            }
+            for w in stop_words::get(lang.as_str()) {
+                // The lists are already lower case; ё is folded like the text is.
+                words.insert(fold_word(&w).into_boxed_str());
+            }
+        }
+        Ok(StopWords {
+            words,
+            langs: langs.to_vec(),
+        })
+    }
+
+    /// The default Russian + English list, built once per process.
+    pub fn default_shared() -> &'static StopWords {
+        static SHARED: OnceLock<StopWords> = OnceLock::new();
+        SHARED.get_or_init(|| {
+            let langs: Vec<String> = DEFAULT_STOP_LANGS.iter().map(|s| s.to_string()).collect();
+            StopWords::for_languages(&langs).expect("ru and en lists ship with stop-words")
+        })
+    }
+
+    /// An empty list (nothing removed).
+    pub fn none() -> Self {
+        StopWords {
+            words: FxHashSet::default(),
+            langs: Vec::new(),
+        }
+    }
+
+    /// Whether `word` (already canonical) is a stop word.
+    #[inline]
+    pub fn contains(&self, word: &str) -> bool {
+        self.words.contains(word)
+    }
+
+    /// The languages this list was built from.
+    pub fn languages(&self) -> &[String] {
+        &self.langs
+    }
+}
+
+/// Languages the `stop-words` crate has NLTK lists for.
+const NLTK_LANGS: &[&str] = &[
+    "ar", "az", "da", "nl", "en", "fi", "fr", "de", "el", "hu", "id", "it", "kk", "ne", "no", "pt",
+    "ro", "ru", "sl", "es", "sv", "tg", "tr",
+];
+
+fn fold_word(w: &str) -> String {
+    let mut out = String::with_capacity(w.len());
+    for c in w.chars() {
+        push_folded(&mut out, c);
+    }
+    out
+}
+
+#[inline]
+fn push_folded(out: &mut String, c: char) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    for l in c.to_lowercase() {
+        // ё and е are used interchangeably in Russian print; folding them makes copies match.
+        out.push(if l == 'ё' { 'е' } else { l });
+    }
+}
+
+/// Word characters: letters and digits of any script, plus combining marks that belong to a word.
+#[inline]
+fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+    } else {
+        c.is_alphanumeric() || is_combining_mark(c)
+    }
+}
+
+#[inline]
+fn is_combining_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF)
+}
+
+/// The canonical words of one text, stored in one buffer separated by single spaces.
+///
+/// Keeping the words contiguous lets a shingle be hashed as one byte slice.
+#[derive(Debug, Default, Clone)]
+pub struct CanonText {
+    /// Canonical words joined by single spaces.
+    pub buf: String,
+    /// Byte offset where each word starts in `buf`.
+    pub starts: Vec<u32>,
+}
+
+impl CanonText {
+    /// Number of canonical words.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether the text has no canonical word.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The `i`-th canonical word.
+    pub fn word(&self, i: usize) -> &str {
+        &self.buf[self.starts[i] as usize..self.word_end(i)]
+    }
+
+    fn word_end(&self, i: usize) -> usize {
+        match self.starts.get(i + 1) {
+            Some(&next) => next as usize - 1,
+            None => self.buf.len(),
+        }
+    }
+
+    /// Byte slice of `w` consecutive words starting at word `i`, separated by single spaces.
+    #[inline]
+    pub fn span(&self, i: usize, w: usize) -> &[u8] {
+        &self.buf.as_bytes()[self.starts[i] as usize..self.word_end(i + w - 1)]
+    }
+
+    /// Iterates over the words.
+    pub fn words(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(move |i| self.word(i))
+    }
+}
+
+/// Turns raw text into canonical words, reusing its buffers between texts.
+pub struct Canonicalizer<'s> {
+    stop: &'s StopWords,
+    word: String,
+}
+
+impl<'s> Canonicalizer<'s> {
+    /// A canonicalizer removing the words of `stop`.
+    pub fn new(stop: &'s StopWords) -> Self {
+        Canonicalizer {
+            stop,
+            word: String::with_capacity(64),
+        }
+    }
+
+    /// Canonical form of `text` into `out` (cleared first).
+    pub fn canonicalize_into(&mut self, text: &str, out: &mut CanonText) {
+        out.buf.clear();
+        out.starts.clear();
+        out.buf.reserve(text.len() / 2);
+        self.word.clear();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                // ASCII fast path: most bytes of most texts.
+                if b.is_ascii_alphanumeric() {
+                    self.word.push(b.to_ascii_lowercase() as char);
+                } else if !self.word.is_empty() {
+                    self.flush(out);
+                }
+                i += 1;
+            } else {
+                let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+                if is_word_char(c) {
+                    push_folded(&mut self.word, c);
+                } else if !self.word.is_empty() {
+                    self.flush(out);
+                }
+                i += c.len_utf8();
+            }
+        }
+        if !self.word.is_empty() {
+            self.flush(out);
+        }
+    }
+
+    /// Canonical form of `text` as a new value.
+    pub fn canonicalize(&mut self, text: &str) -> CanonText {
+        let mut out = CanonText::default();
+        self.canonicalize_into(text, &mut out);
+        out
+    }
+
+    fn flush(&mut self, out: &mut CanonText) {
+        if !self.stop.contains(&self.word) {
+            if !out.buf.is_empty() {
+                out.buf.push(' ');
+            }
+            out.starts.push(out.buf.len() as u32);
+            out.buf.push_str(&self.word);
+        }
+        self.word.clear();
+    }
+}
+
+/// Number of words in a text as a reader counts them (runs of letters/digits), stop words included.
+pub fn count_words(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        let w = is_word_char(c);
+        if w && !in_word {
+            n += 1;
+        }
+        in_word = w;
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(text: &str) -> Vec<String> {
+        let stop = StopWords::default_shared();
+        let mut c = Canonicalizer::new(stop);
+        c.canonicalize(text).words().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn lowercases_and_drops_punctuation_and_stop_words() {
+        assert_eq!(
+            canon("The Dog, and THE cat! Ran-away."),
+            vec!["dog", "cat", "ran", "away"]
+        );
+    }
+
+    #[test]
+    fn russian_stop_words_and_yo_folding() {
+        // «и», «в», «на» are NLTK Russian stop words; «Ёлка» folds to «елка».
+        assert_eq!(
+            canon("Ёлка и берёза в лесу, на опушке."),
+            vec!["елка", "береза", "лесу", "опушке"]
+        );
+    }
+
+    #[test]
+    fn mixed_scripts_and_digits_are_words() {
+        assert_eq!(
+            canon("Породы собак: 300 breeds"),
+            vec!["породы", "собак", "300", "breeds"]
+        );
+    }
+
+    #[test]
+    fn spans_cover_consecutive_words() {
+        let stop = StopWords::none();
+        let mut c = Canonicalizer::new(&stop);
+        let t = c.canonicalize("a bb ccc dddd");
+        assert_eq!(t.span(1, 2), b"bb ccc");
+        assert_eq!(t.span(0, 4), b"a bb ccc dddd");
+    }
+
+    #[test]
+    fn unknown_stop_language_is_an_error() {
+        assert!(StopWords::for_languages(&["xx".to_string()]).is_err());
+    }
+
+    #[test]
+    fn counts_words_with_stop_words() {
+        assert_eq!(count_words("The dog — и кот, 2 раза."), 6);
+    }
+}

@@ -1,0 +1,132 @@
+//! Cleaners: raw bodies → plain text (METHOD.md step 3). One file per kind of input.
+
+pub mod html;
+pub mod text;
+
+use crate::sources::Payload;
+
+/// A cleaned document: plain text, paragraphs separated by blank lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cleaned {
+    /// Title found in the input, if any.
+    pub title: Option<String>,
+    /// The plain text.
+    pub text: String,
+    /// Detected language (ISO 639-1), when detection is confident.
+    pub lang: Option<String>,
+}
+
+/// Turns one kind of raw body into plain text.
+pub trait Cleaner: Send + Sync {
+    /// Cleans `body`; `url` helps resolve page-specific hints.
+    fn clean(&self, body: &str, url: Option<&str>) -> (Option<String>, String);
+}
+
+/// The cleaner for a payload kind.
+pub fn cleaner_for(payload: Payload) -> &'static dyn Cleaner {
+    match payload {
+        Payload::Html => &html::HtmlCleaner,
+        // Wiki markup is handled by the plain-text cleaner until the wikitext cleaner lands;
+        // no source produces it yet.
+        Payload::Wikitext | Payload::Text => &text::TextCleaner,
+    }
+}
+
+/// Cleans a body of the given kind and detects its language.
+pub fn clean(payload: Payload, body: &str, url: Option<&str>) -> Cleaned {
+    let (title, text) = cleaner_for(payload).clean(body, url);
+    let lang = detect_language(&text);
+    Cleaned { title, text, lang }
+}
+
+/// ISO 639-1 code of the text's language (whatlang), or None when unsure.
+pub fn detect_language(text: &str) -> Option<String> {
+    // A prefix is enough to identify the language and keeps detection cheap on long texts.
+    let mut end = text.len().min(4096);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let info = whatlang::detect(&text[..end])?;
+    if !info.is_reliable() && info.confidence() < 0.5 {
+        return None;
+    }
+    let code = match info.lang() {
+        whatlang::Lang::Eng => "en",
+        whatlang::Lang::Rus => "ru",
+        whatlang::Lang::Ukr => "uk",
+        whatlang::Lang::Bel => "be",
+        whatlang::Lang::Deu => "de",
+        whatlang::Lang::Fra => "fr",
+        whatlang::Lang::Spa => "es",
+        whatlang::Lang::Ita => "it",
+        whatlang::Lang::Por => "pt",
+        whatlang::Lang::Nld => "nl",
+        whatlang::Lang::Pol => "pl",
+        whatlang::Lang::Ces => "cs",
+        whatlang::Lang::Bul => "bg",
+        whatlang::Lang::Srp => "sr",
+        whatlang::Lang::Tur => "tr",
+        whatlang::Lang::Swe => "sv",
+        whatlang::Lang::Dan => "da",
+        whatlang::Lang::Fin => "fi",
+        other => return Some(other.code().to_string()),
+    };
+    Some(code.to_string())
+}
+
+/// Normalises whitespace: trims lines, collapses blank runs to one blank line, no trailing space.
+pub fn tidy_paragraphs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank_pending = false;
+    for line in text.lines() {
+        let line: String = collapse_spaces(line);
+        if line.is_empty() {
+            blank_pending = !out.is_empty();
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+            if blank_pending {
+                out.push('\n');
+            }
+        }
+        out.push_str(&line);
+        blank_pending = false;
+    }
+    out
+}
+
+fn collapse_spaces(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for word in line
+        .split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_russian_and_english() {
+        let ru = "Немецкая овчарка — порода собак, первоначально использовавшаяся в качестве пастушьей и служебно-розыскной собаки.";
+        let en = "The German Shepherd is a breed of working dog of medium to large size, originally used for herding sheep.";
+        assert_eq!(detect_language(ru).as_deref(), Some("ru"));
+        assert_eq!(detect_language(en).as_deref(), Some("en"));
+    }
+
+    #[test]
+    fn tidies_paragraphs() {
+        assert_eq!(
+            tidy_paragraphs("  a \u{a0} b \n\n\n\n c\nd  \n"),
+            "a b\n\nc\nd"
+        );
+    }
+}

@@ -1,0 +1,210 @@
+//! The `collect` command line.
+
+pub mod dedup;
+
+use crate::dedup::EngineConfig;
+use crate::pipeline::{self, BuildOptions};
+use crate::signature::{DetectorParams, Thresholds};
+use crate::topic::{Topic, DEFAULT_CONTAINMENT, DEFAULT_MIN_ELEMENTS, DEFAULT_RESEMBLANCE};
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Builds thematic, deduplicated text collections.
+#[derive(Debug, Parser)]
+#[command(name = "collect", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// No progress bars and no summary on stderr.
+    #[arg(long, global = true)]
+    quiet: bool,
+    /// Print a JSON summary on stdout for scripts.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build a collection from a topic file into collections/<name>/.
+    Build {
+        /// The topic file (YAML).
+        topic: PathBuf,
+        /// Output directory (default: collections/<name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Rebuild over an existing collection.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Find near-duplicates in a JSONL file of {"id","text"} or a directory of .txt files.
+    Dedup(DedupArgs),
+}
+
+#[derive(Debug, Args)]
+struct DedupArgs {
+    /// JSONL file of {"id", "text"} objects, or a directory of .txt files.
+    input: PathBuf,
+    /// Detector: modm, minn, full, megashingles.
+    #[arg(long, default_value = "modm")]
+    method: String,
+    /// Words per shingle (default 4; megashingles 5).
+    #[arg(long)]
+    shingle: Option<usize>,
+    /// Modulus of mod-m.
+    #[arg(long, default_value_t = 25)]
+    modulus: u64,
+    /// Signature size of min-n.
+    #[arg(long, default_value_t = 160)]
+    min_n: usize,
+    /// Megashingles: min-wise maps.
+    #[arg(long, default_value_t = 84)]
+    maps: usize,
+    /// Megashingles: supershingles.
+    #[arg(long, default_value_t = 6)]
+    supershingles: usize,
+    /// Resemblance at or above which a pair is a duplicate.
+    #[arg(long, default_value_t = DEFAULT_RESEMBLANCE)]
+    resemblance: f64,
+    /// Containment at or above which a pair is flagged as contained.
+    #[arg(long)]
+    containment: Option<f64>,
+    /// mod-m: texts with fewer sampled fingerprints keep their full index (0: never).
+    #[arg(long, default_value_t = DEFAULT_MIN_ELEMENTS)]
+    min_elements: usize,
+    /// Print every pair sharing a signature element, with its verdict.
+    #[arg(long)]
+    all_pairs: bool,
+    /// Write the TSV here instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Stop-word languages, comma-separated.
+    #[arg(long, default_value = "ru,en", value_delimiter = ',')]
+    stop_langs: Vec<String>,
+}
+
+/// Runs the command line; returns the process exit code (0 ok, 2 bad input, 1 failure).
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    if let Some(n) = cli.threads {
+        // Fails only if a pool exists already, which cannot happen this early.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global();
+    }
+    match run(&cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if crate::error::is_bad_input(&e) {
+                2
+            } else {
+                1
+            }
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    match &cli.command {
+        Command::Build { topic, out, force } => {
+            let topic = Topic::load(topic)?;
+            let summary = pipeline::build(
+                &topic,
+                &BuildOptions {
+                    out: out.clone(),
+                    force: *force,
+                    progress: !cli.quiet,
+                },
+            )?;
+            if cli.json {
+                println!("{}", serde_json::to_string(&summary)?);
+            }
+            if !cli.quiet {
+                let t = &summary.totals;
+                eprintln!(
+                    "{}: {} texts read, {} in the collection ({} short, {} filtered, {} duplicates, {} contained pairs for review); report: {}",
+                    summary.out.display(),
+                    t.texts_before,
+                    t.kept,
+                    t.short,
+                    t.filtered,
+                    t.duplicates,
+                    t.contained_pairs,
+                    summary.out.join("report.md").display()
+                );
+            }
+            Ok(())
+        }
+        Command::Dedup(a) => run_dedup(cli, a),
+    }
+}
+
+fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
+    let params = DetectorParams {
+        method: a.method.clone(),
+        shingle: a.shingle,
+        modulus: a.modulus,
+        min_n: a.min_n,
+        maps: a.maps,
+        supershingles: a.supershingles,
+        min_elements: a.min_elements,
+    };
+    if a.containment.is_some() && matches!(a.method.as_str(), "minn" | "megashingles") {
+        eprintln!(
+            "warning: {} estimates resemblance only; containment is not computed (columns are `nan`, no pair is `contained`)",
+            a.method
+        );
+    }
+    for (name, v) in [
+        ("--resemblance", Some(a.resemblance)),
+        ("--containment", a.containment),
+    ] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(crate::error::bad_input(format!(
+                    "{name} must be in (0, 1], got {v}"
+                )));
+            }
+        }
+    }
+    let opts = dedup::DedupOptions {
+        input: a.input.clone(),
+        params,
+        engine: EngineConfig {
+            thresholds: Thresholds {
+                resemblance: a.resemblance,
+                containment: a.containment.unwrap_or(DEFAULT_CONTAINMENT),
+            },
+        },
+        all_pairs: a.all_pairs,
+        stop_langs: a.stop_langs.clone(),
+    };
+    let result = dedup::run(&opts)?;
+    match &a.out {
+        Some(path) => {
+            let mut f = std::fs::File::create(path)
+                .with_context(|| format!("{}: cannot create", path.display()))?;
+            dedup::write_tsv(&result, a.all_pairs, &mut f)?;
+        }
+        None => dedup::write_tsv(&result, a.all_pairs, &mut std::io::stdout().lock())?,
+    }
+    if cli.json {
+        let s = serde_json::to_string(&result.summary)?;
+        if a.out.is_some() {
+            println!("{s}");
+        } else {
+            eprintln!("{s}");
+        }
+    } else if !cli.quiet {
+        let s = &result.summary;
+        eprintln!(
+            "{} documents, {} candidate pairs: {} duplicate, {} contained ({} verified on the full index, {} unsure)",
+            s.documents, s.candidate_pairs, s.duplicate_pairs, s.contained_pairs, s.verified_pairs, s.unsure_pairs
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,29 @@
+//! Errors that are the user's input's fault (exit code 2) as opposed to failures (exit code 1).
+
+use std::fmt;
+
+/// A bad input: the message names the input and the place.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Shorthand for an `anyhow` error marked as bad input.
+pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
+    BadInput(msg.into()).into()
+}
+
+/// Whether an error chain is the input's fault.
+pub fn is_bad_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<BadInput>()
+            || c.is::<crate::topic::TopicError>()
+            || c.is::<crate::pipeline::CollectionExists>()
+    })
+}

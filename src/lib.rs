@@ -1,0 +1,16 @@
+//! collect: thematic text collections from the web, cleaned and deduplicated.
+//!
+//! The pipeline's stages each live in one module; see ARCHITECTURE.md.
+
+pub mod canon;
+pub mod clean;
+pub mod cli;
+pub mod dedup;
+pub mod error;
+pub mod export;
+pub mod pipeline;
+pub mod progress;
+pub mod signature;
+pub mod sources;
+pub mod store;
+pub mod topic;

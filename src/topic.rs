@@ -1,0 +1,433 @@
+//! Topic files: the curator's description of a collection (YAML).
+
+use crate::signature::DetectorParams;
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A topic file, parsed and checked.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topic {
+    /// Machine name of the collection: its directory under `collections/`.
+    pub name: String,
+    /// Human title of the theme.
+    #[serde(default)]
+    pub title: String,
+    /// Languages the collection keeps (ISO 639-1); also the stop-word lists used.
+    #[serde(default = "default_languages")]
+    pub languages: Vec<String>,
+    /// The theme's keywords, sent as queries to search sources.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Where texts come from, in priority order (earlier wins ties when choosing a copy).
+    pub sources: Vec<SourceSpec>,
+    /// Filters applied after cleaning.
+    #[serde(default)]
+    pub filter: FilterConfig,
+    /// Near-duplicate detection.
+    #[serde(default)]
+    pub dedup: DedupConfig,
+    /// Politeness of web fetching.
+    #[serde(default)]
+    pub crawl: CrawlConfig,
+    /// Directory of the topic file, against which relative paths resolve.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+fn default_languages() -> Vec<String> {
+    vec!["ru".into(), "en".into()]
+}
+
+/// One source of texts; `kind` selects the implementation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SourceSpec {
+    /// Texts already on disk: a directory of `.txt`/`.html` files or a JSONL file.
+    Local {
+        /// Directory or `.jsonl` file, relative to the topic file.
+        path: PathBuf,
+        /// Name in reports (default `local`).
+        #[serde(default)]
+        name: Option<String>,
+    },
+}
+
+impl SourceSpec {
+    /// Kind name as written in the topic file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SourceSpec::Local { .. } => "local",
+        }
+    }
+
+    /// Name given by the curator, if any.
+    pub fn explicit_name(&self) -> Option<&str> {
+        match self {
+            SourceSpec::Local { name, .. } => name.as_deref(),
+        }
+    }
+}
+
+/// Filters applied to cleaned texts (METHOD.md step 4).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FilterConfig {
+    /// Texts with fewer words than this (after cleaning) are kept out as `short`.
+    pub min_words: usize,
+    /// Texts with more words than this are kept out as `filtered` (0: no limit).
+    pub max_words: usize,
+    /// Keep only texts detected in one of the topic's `languages`.
+    pub language: bool,
+}
+
+impl Default for FilterConfig {
+    fn default() -> Self {
+        FilterConfig {
+            min_words: 100,
+            max_words: 0,
+            language: true,
+        }
+    }
+}
+
+/// Near-duplicate detection settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DedupConfig {
+    /// Detector: modm, minn, full or megashingles.
+    pub method: String,
+    /// Words per shingle (default 4; megashingles 5).
+    pub shingle: Option<usize>,
+    /// Modulus of mod-m.
+    pub modulus: u64,
+    /// Signature size of min-n.
+    pub min_n: usize,
+    /// Megashingles: min-wise maps.
+    pub maps: usize,
+    /// Megashingles: supershingles.
+    pub supershingles: usize,
+    /// Resemblance at or above which two texts are duplicates.
+    pub resemblance: f64,
+    /// Containment at or above which a pair goes to the curator's review.
+    pub containment: f64,
+    /// mod-m: texts with fewer sampled fingerprints keep their full index (see README).
+    pub min_elements: usize,
+}
+
+/// Default resemblance threshold (see README, "Choosing the thresholds").
+pub const DEFAULT_RESEMBLANCE: f64 = 0.5;
+/// Default containment threshold (see README, "Choosing the thresholds").
+pub const DEFAULT_CONTAINMENT: f64 = 0.5;
+/// Default floor of sampled signature size (see README, "Small signatures").
+pub const DEFAULT_MIN_ELEMENTS: usize = 8;
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        let p = DetectorParams::default();
+        DedupConfig {
+            method: p.method,
+            shingle: p.shingle,
+            modulus: p.modulus,
+            min_n: p.min_n,
+            maps: p.maps,
+            supershingles: p.supershingles,
+            resemblance: DEFAULT_RESEMBLANCE,
+            containment: DEFAULT_CONTAINMENT,
+            min_elements: DEFAULT_MIN_ELEMENTS,
+        }
+    }
+}
+
+impl DedupConfig {
+    /// The detector parameters of this configuration.
+    pub fn detector_params(&self) -> DetectorParams {
+        DetectorParams {
+            method: self.method.clone(),
+            shingle: self.shingle,
+            modulus: self.modulus,
+            min_n: self.min_n,
+            maps: self.maps,
+            supershingles: self.supershingles,
+            min_elements: self.min_elements,
+        }
+    }
+}
+
+/// Politeness of web fetching.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrawlConfig {
+    /// Requests per second to one host.
+    pub per_host_rps: f64,
+    /// Requests in flight over all hosts.
+    pub concurrency: usize,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig {
+            per_host_rps: 1.0,
+            concurrency: 8,
+        }
+    }
+}
+
+/// A topic file that could not be used, with the place of the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicError {
+    /// The topic file.
+    pub path: PathBuf,
+    /// 1-based line, when known.
+    pub line: usize,
+    /// 1-based column, when known.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TopicError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.path.display(),
+            self.line,
+            self.column,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for TopicError {}
+
+impl Topic {
+    /// Reads, parses and checks a topic file.
+    pub fn load(path: &Path) -> Result<Topic, TopicError> {
+        let text = std::fs::read_to_string(path).map_err(|e| TopicError {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: format!("cannot read topic file: {e}"),
+        })?;
+        Topic::parse(&text, path)
+    }
+
+    /// Parses and checks topic text; `path` names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Topic, TopicError> {
+        let err_at = |line: usize, column: usize, message: String| TopicError {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        };
+        let mut topic: Topic = serde_yaml::from_str(text).map_err(|e| {
+            let (line, col) = e
+                .location()
+                .map(|l| (l.line(), l.column()))
+                .unwrap_or((1, 1));
+            // serde_yaml appends " at line X column Y" itself; the prefix already says where.
+            let msg = e.to_string();
+            let msg = match msg.find(" at line ") {
+                Some(i) => msg[..i].to_string(),
+                None => msg,
+            };
+            err_at(line, col, msg)
+        })?;
+        let here = |key: &str| locate_key(text, key);
+        let name_ok = !topic.name.is_empty()
+            && topic
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !name_ok {
+            let (l, c) = here("name");
+            return Err(err_at(
+                l,
+                c,
+                format!(
+                    "name `{}` must be non-empty ASCII letters, digits, `-` or `_` (it names the output directory)",
+                    topic.name
+                ),
+            ));
+        }
+        if topic.sources.is_empty() {
+            let (l, c) = here("sources");
+            return Err(err_at(
+                l,
+                c,
+                "sources: at least one source is needed".into(),
+            ));
+        }
+        if let Err(e) = crate::canon::StopWords::for_languages(&topic.languages) {
+            let (l, c) = here("languages");
+            return Err(err_at(l, c, format!("languages: {e}")));
+        }
+        let d = &topic.dedup;
+        for (key, v) in [
+            ("resemblance", d.resemblance),
+            ("containment", d.containment),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                let (l, c) = here(key);
+                return Err(err_at(
+                    l,
+                    c,
+                    format!("dedup.{key} must be in (0, 1], got {v}"),
+                ));
+            }
+        }
+        if let Err(e) = crate::signature::build_detector(&d.detector_params()) {
+            let (l, c) = here("dedup");
+            return Err(err_at(l, c, format!("dedup: {e}")));
+        }
+        if topic.crawl.per_host_rps.is_nan()
+            || topic.crawl.per_host_rps <= 0.0
+            || topic.crawl.concurrency == 0
+        {
+            let (l, c) = here("crawl");
+            return Err(err_at(
+                l,
+                c,
+                "crawl: per_host_rps and concurrency must be positive".into(),
+            ));
+        }
+        topic.base_dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Ok(topic)
+    }
+
+    /// A path from the topic file, resolved against the topic file's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    /// Report names of the sources, unique, in topic order.
+    pub fn source_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for s in &self.sources {
+            let base = s.explicit_name().unwrap_or(s.kind()).to_string();
+            let mut name = base.clone();
+            let mut k = 2;
+            while names.contains(&name) {
+                name = format!("{base}#{k}");
+                k += 1;
+            }
+            names.push(name);
+        }
+        names
+    }
+}
+
+/// 1-based line and column of the first `key:` in the text (for checks serde cannot place).
+fn locate_key(text: &str, key: &str) -> (usize, usize) {
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let after = trimmed
+            .strip_prefix(key)
+            .or_else(|| trimmed.strip_prefix("- ").and_then(|t| t.strip_prefix(key)));
+        if let Some(rest) = after {
+            if rest.trim_start().starts_with(':') {
+                return (i + 1, line.len() - trimmed.len() + 1);
+            }
+        }
+        if let Some(col) = line.find(&format!("{key}:")) {
+            let before = line[..col].chars().last();
+            if matches!(before, None | Some(' ') | Some('{') | Some(',')) {
+                return (i + 1, col + 1);
+            }
+        }
+    }
+    (1, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "name: dogs
+title: Породы собак
+languages: [ru, en]
+keywords: [породы собак, немецкая овчарка, dog breeds]
+sources:
+  - {kind: local, path: ../examples/texts}
+filter: {min_words: 100}
+dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.6}
+";
+
+    fn parse(text: &str) -> Result<Topic, TopicError> {
+        Topic::parse(text, Path::new("topics/x.yaml"))
+    }
+
+    #[test]
+    fn parses_the_documented_shape() {
+        let t = parse(GOOD).unwrap();
+        assert_eq!(t.name, "dogs");
+        assert_eq!(t.keywords.len(), 3);
+        assert_eq!(t.dedup.modulus, 25);
+        assert_eq!(t.filter.min_words, 100);
+        assert_eq!(
+            t.resolve(Path::new("../examples/texts")),
+            Path::new("topics/../examples/texts")
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_with_position() {
+        let e = parse(&GOOD.replace("filter: {min_words: 100}", "filter: {min_wrods: 100}"))
+            .unwrap_err();
+        assert_eq!(e.line, 7);
+        assert!(e.to_string().starts_with("topics/x.yaml:7:"), "{e}");
+        assert!(e.message.contains("min_wrods"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_is_an_error_with_position() {
+        let e = parse(&GOOD.replace("modulus: 25", "modulus: many")).unwrap_err();
+        assert_eq!(e.line, 8);
+        assert!(e.message.contains("invalid type"), "{e}");
+    }
+
+    #[test]
+    fn missing_required_field_is_named() {
+        let e = parse(&GOOD.replace("name: dogs\n", "")).unwrap_err();
+        assert!(e.message.contains("missing field `name`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_source_kind_is_named() {
+        let e = parse(&GOOD.replace("kind: local", "kind: ftp")).unwrap_err();
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("ftp"), "{e}");
+    }
+
+    #[test]
+    fn bad_threshold_points_at_its_line() {
+        let e = parse(&GOOD.replace("resemblance: 0.6", "resemblance: 1.5")).unwrap_err();
+        assert_eq!(e.line, 8);
+        assert!(e.message.contains("resemblance"), "{e}");
+    }
+
+    #[test]
+    fn bad_language_points_at_its_line() {
+        let e = parse(&GOOD.replace("[ru, en]", "[ru, xx]")).unwrap_err();
+        assert_eq!((e.line, e.column), (3, 1));
+    }
+
+    #[test]
+    fn repeated_sources_get_unique_names() {
+        let t = parse(&GOOD.replace(
+            "  - {kind: local, path: ../examples/texts}\n",
+            "  - {kind: local, path: a}\n  - {kind: local, path: b}\n",
+        ))
+        .unwrap();
+        assert_eq!(t.source_names(), vec!["local", "local#2"]);
+    }
+}
