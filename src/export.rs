@@ -186,6 +186,46 @@ pub fn report_markdown(
     s
 }
 
+/// The acquisition table of the report: per web source, what was asked and fetched.
+pub fn acquisition_markdown(counts: &BTreeMap<String, crate::store::UrlCounts>) -> String {
+    let mut s = String::new();
+    if counts.is_empty() {
+        return s;
+    }
+    s.push_str("\n## Acquisition\n\n");
+    s.push_str("| source | queries | results | fetched | failed | robots-blocked | skipped |\n");
+    s.push_str("|---|---:|---:|---:|---|---:|---|\n");
+    let list = |m: &BTreeMap<String, u64>, skip: &str| -> String {
+        let parts: Vec<String> = m
+            .iter()
+            .filter(|(k, _)| k.as_str() != skip)
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        if parts.is_empty() {
+            "0".into()
+        } else {
+            parts.join(", ")
+        }
+    };
+    for (name, c) in counts {
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            c.queries,
+            c.results,
+            c.fetched,
+            list(&c.failed, ""),
+            c.skipped.get("robots").copied().unwrap_or(0),
+            list(&c.skipped, "robots")
+        );
+    }
+    s.push_str(
+        "\n*queries* are answered search, API and sitemap requests; *results* every URL found; \
+         *failed* counts final failures (after retries) by cause.\n",
+    );
+    s
+}
+
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md`.
 pub fn write_collection(store: &Store, topic: &Topic, out: &Path) -> Result<Counts> {
     let docs = store.documents(None)?;

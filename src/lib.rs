@@ -2,6 +2,7 @@
 //!
 //! The pipeline's stages each live in one module; see ARCHITECTURE.md.
 
+pub mod acquire;
 pub mod canon;
 pub mod clean;
 pub mod cli;

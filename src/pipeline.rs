@@ -1,18 +1,21 @@
 //! `build`: topic → sources → clean → filter → sign → store → dedup → export.
 
+use crate::acquire::{self, AcquireEvents, AcquireReport, UrlState, WebSourceConfig};
 use crate::canon::{count_words, CanonText, Canonicalizer, StopWords};
 use crate::clean;
 use crate::dedup::{self, EngineConfig};
 use crate::export;
 use crate::signature::{build_detector, Detector, Full, Thresholds, Verdict};
+use crate::sources::web::{wiki_language, WebSource};
 use crate::sources::{local::LocalSource, RawDoc, Source};
-use crate::store::{status, Document, Store, StoredPair};
+use crate::store::{status, Document, Store, StoreFrontier, StoredPair};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How `build` runs.
 #[derive(Debug, Clone)]
@@ -91,20 +94,87 @@ pub fn engine_of(topic: &Topic) -> Result<(Box<dyn Detector>, EngineConfig)> {
     ))
 }
 
-fn sources_of(topic: &Topic) -> Vec<Box<dyn Source>> {
+/// The pipeline's sources: local ones read files, web ones read what acquisition fetched.
+fn sources_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<dyn Source>> {
     topic
         .sources
         .iter()
         .zip(topic.source_names())
         .enumerate()
-        .map(|(rank, (spec, name))| -> Box<dyn Source> {
-            match spec {
-                SourceSpec::Local { path, .. } => {
-                    Box::new(LocalSource::new(name, rank as u32, topic.resolve(path)))
+        .filter_map(|(rank, (spec, name))| -> Option<Box<dyn Source>> {
+            let rank = rank as u32;
+            match (spec, spec.web()) {
+                (SourceSpec::Local(c), _) => Some(Box::new(LocalSource::new(
+                    name,
+                    rank,
+                    topic.resolve(&c.path),
+                ))),
+                (_, Some(web)) => {
+                    let lang = wiki_language(&web, topic.languages.first().map(String::as_str));
+                    Some(Box::new(WebSource::new(
+                        name,
+                        rank,
+                        frontier.clone()?,
+                        lang,
+                    )))
                 }
+                (_, None) => None,
             }
         })
         .collect()
+}
+
+/// The topic's web sources, each under its unique report name.
+pub fn web_sources(topic: &Topic) -> Vec<WebSourceConfig> {
+    topic
+        .sources
+        .iter()
+        .zip(topic.source_names())
+        .filter_map(|(spec, name)| spec.web().map(|w| w.with_name(name)))
+        .collect()
+}
+
+/// Prints warnings and counts pages while acquisition runs.
+struct AcquireProgress {
+    progress: crate::progress::Progress,
+    bar: indicatif::ProgressBar,
+}
+
+impl AcquireEvents for AcquireProgress {
+    fn warning(&self, source: &str, msg: &str) {
+        self.progress.warn(&format!("{source}: {msg}"));
+    }
+
+    fn url_done(&self, _source: &str, _url: &str, _state: &UrlState) {
+        self.bar.inc(1);
+    }
+}
+
+/// Runs the acquisition stage: every web source, politely, into the store's frontier.
+/// Rerun after an interruption, it asks and fetches only what the frontier does not have.
+pub fn acquire_web(
+    topic: &Topic,
+    frontier: &StoreFrontier,
+    progress: &crate::progress::Progress,
+) -> Result<AcquireReport> {
+    let sources = web_sources(topic);
+    let events = AcquireProgress {
+        progress: progress.clone(),
+        bar: progress.counter("fetching"),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(acquire::acquire(
+        &sources,
+        &topic.keywords,
+        &topic.crawl,
+        frontier,
+        &events,
+    ))?;
+    events.bar.finish_and_clear();
+    Ok(report)
 }
 
 /// Builds (or resumes building) the collection of `topic`.
@@ -146,8 +216,15 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
 
     let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
+    let frontier = if web_sources(topic).is_empty() {
+        None
+    } else {
+        let f = Arc::new(StoreFrontier::open(&store_path)?);
+        acquire_web(topic, &f, &progress)?;
+        Some(f)
+    };
     let mut read = 0usize;
-    for source in sources_of(topic) {
+    for source in sources_of(topic, &frontier) {
         let bar = progress.counter(&format!("reading {}", source.name()));
         let mut batch: Vec<RawDoc> = Vec::new();
         let flush = |batch: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
@@ -198,7 +275,11 @@ fn prepare_batch(
             || Canonicalizer::new(stop),
             |canon, r| {
                 let id = document_id(&r.locator, &r.body);
-                let cleaned = clean::clean(r.payload, &r.body, r.url.as_deref());
+                let ctx = clean::CleanContext {
+                    url: r.url.as_deref(),
+                    lang: r.lang.as_deref(),
+                };
+                let cleaned = clean::clean(r.payload, &r.body, &ctx);
                 let words = count_words(&cleaned.text) as u64;
                 let (st, reason) = filter_verdict(topic, words, cleaned.lang.as_deref());
                 let sig = if st == status::PENDING {

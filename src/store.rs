@@ -3,12 +3,14 @@
 //! One file per collection, WAL mode, schema versioned with `PRAGMA user_version`. Every change
 //! goes through a transaction, so a process killed at any moment leaves a consistent store.
 
+use crate::acquire::{Frontier, UrlRecord, UrlState};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
 
 /// Schema migrations; entry i brings the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -61,7 +63,19 @@ CREATE TABLE pairs (
     UNIQUE (a, b)
 );
 CREATE INDEX pairs_verdict ON pairs(verdict);
-"#];
+"#,
+    r#"
+CREATE TABLE urls (
+    url TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT,
+    record TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX urls_source_state ON urls(source, state);
+"#,
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -360,6 +374,11 @@ impl Store {
         Ok(())
     }
 
+    /// Acquisition figures per web source (empty for collections without web sources).
+    pub fn url_counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+        url_counts(&self.conn)
+    }
+
     /// All stored pairs, ordered by (a, b).
     pub fn pairs(&self) -> Result<Vec<StoredPair>> {
         let mut stmt = self.conn.prepare(
@@ -380,6 +399,140 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+/// The web frontier kept in the store: every URL's state, and fetched pages until they are
+/// turned into documents. Its own connection, so acquisition threads can share it.
+pub struct StoreFrontier {
+    conn: std::sync::Mutex<Connection>,
+    path: PathBuf,
+}
+
+/// Acquisition figures of one source, from the frontier.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct UrlCounts {
+    /// Search/API/sitemap requests answered.
+    pub queries: u64,
+    /// URLs found (all but the answered requests).
+    pub results: u64,
+    /// Fetched documents.
+    pub fetched: u64,
+    /// Failures by class (timeout, http-500, …).
+    pub failed: std::collections::BTreeMap<String, u64>,
+    /// Skipped by reason (robots, content-type, too-large, …).
+    pub skipped: std::collections::BTreeMap<String, u64>,
+}
+
+impl StoreFrontier {
+    /// Opens the frontier of the store at `path` (the store must exist and be migrated).
+    pub fn open(path: &Path) -> Result<StoreFrontier> {
+        // Opening through Store runs the migrations and sets WAL.
+        let store = Store::open(path)?;
+        Ok(StoreFrontier {
+            conn: std::sync::Mutex::new(store.conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent: keep going.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Fetched records of one source, ordered by URL.
+    pub fn fetched(&self, source: &str) -> Result<Vec<UrlRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT url, record FROM urls WHERE source = ?1 AND state = 'fetched' ORDER BY url",
+        )?;
+        let rows = stmt.query_map([source], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (url, json) = row?;
+            let rec: UrlRecord = serde_json::from_str(&json).with_context(|| {
+                format!(
+                    "{}: frontier record of {url} is damaged",
+                    self.path.display()
+                )
+            })?;
+            out.push(rec);
+        }
+        Ok(out)
+    }
+
+    /// Acquisition figures per source.
+    pub fn counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+        url_counts(&self.conn())
+    }
+}
+
+/// Acquisition figures per source, from the `urls` table.
+fn url_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+    let mut stmt = conn.prepare(
+        "SELECT source, state, reason, COUNT(*) FROM urls GROUP BY source, state, reason",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out: std::collections::BTreeMap<String, UrlCounts> = Default::default();
+    while let Some(r) = rows.next()? {
+        let (source, state, reason, n): (String, String, Option<String>, i64) =
+            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+        let c = out.entry(source).or_default();
+        let n = n as u64;
+        match state.as_str() {
+            "listed" => c.queries += n,
+            "fetched" => c.fetched += n,
+            "failed" => *c.failed.entry(reason.unwrap_or_default()).or_default() += n,
+            "skipped" => *c.skipped.entry(reason.unwrap_or_default()).or_default() += n,
+            _ => {}
+        }
+        if state != "listed" {
+            c.results += n;
+        }
+    }
+    Ok(out)
+}
+
+/// The failure class of a frontier failure message (`timeout: …` → `timeout`).
+fn failure_class(msg: &str) -> String {
+    msg.split(':').next().unwrap_or("failed").trim().to_string()
+}
+
+impl Frontier for StoreFrontier {
+    fn seen(&self, url: &str) -> Option<UrlRecord> {
+        let conn = self.conn();
+        let json: Option<String> = conn
+            .query_row("SELECT record FROM urls WHERE url = ?1", [url], |r| {
+                r.get(0)
+            })
+            .optional()
+            .ok()
+            .flatten();
+        // A damaged row is treated as unseen: the URL is fetched again rather than lost.
+        json.and_then(|j| serde_json::from_str(&j).ok())
+    }
+
+    fn record(&self, rec: &UrlRecord) -> anyhow::Result<()> {
+        let (state, reason) = match &rec.state {
+            UrlState::Discovered => ("discovered", None),
+            UrlState::Fetched => ("fetched", None),
+            UrlState::Failed(m) => ("failed", Some(failure_class(m))),
+            UrlState::Skipped(r) => ("skipped", Some(r.as_str().to_string())),
+            UrlState::Listed { .. } => ("listed", None),
+        };
+        let json = serde_json::to_string(rec)?;
+        self.conn()
+            .execute(
+                "INSERT INTO urls(url, source, state, reason, record, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(url) DO UPDATE SET source = excluded.source, state = excluded.state,
+                    reason = excluded.reason, record = excluded.record, updated_at = excluded.updated_at",
+                params![rec.url, rec.source, state, reason, json, now()],
+            )
+            .with_context(|| format!("{}: cannot record {}", self.path.display(), rec.url))?;
+        Ok(())
     }
 }
 
@@ -500,6 +653,51 @@ mod tests {
         let pairs = s.pairs().unwrap();
         assert!(pairs[0].cont_b_in_a.is_nan());
         assert_eq!(pairs[0].verdict, "duplicate");
+    }
+
+    #[test]
+    fn frontier_round_trips_and_counts() {
+        use crate::acquire::{FetchedPage, Payload, SkipReason};
+        let dir = tempfile::tempdir().unwrap();
+        let f = StoreFrontier::open(&dir.path().join("c.sqlite")).unwrap();
+        let mut rec = UrlRecord {
+            url: "http://a.example/x".into(),
+            source: "sites".into(),
+            query: None,
+            state: UrlState::Discovered,
+            fetched: None,
+        };
+        f.record(&rec).unwrap();
+        assert_eq!(f.seen(&rec.url).unwrap().state, UrlState::Discovered);
+        rec.state = UrlState::Fetched;
+        rec.fetched = Some(FetchedPage {
+            final_url: rec.url.clone(),
+            title: Some("X".into()),
+            body: "<p>тело</p>".into(),
+            payload: Payload::Html,
+            content_type: "text/html".into(),
+            fetched_at: 1,
+        });
+        f.record(&rec).unwrap();
+        let robots = UrlRecord {
+            url: "http://a.example/private".into(),
+            state: UrlState::Skipped(SkipReason::Robots),
+            fetched: None,
+            ..rec.clone()
+        };
+        f.record(&robots).unwrap();
+        let failed = UrlRecord {
+            url: "http://a.example/500".into(),
+            state: UrlState::Failed("http-500: http://a.example/500 answered 500".into()),
+            fetched: None,
+            ..rec.clone()
+        };
+        f.record(&failed).unwrap();
+        assert_eq!(f.fetched("sites").unwrap(), vec![rec]);
+        let c = &f.counts().unwrap()["sites"];
+        assert_eq!((c.results, c.fetched), (3, 1));
+        assert_eq!(c.skipped["robots"], 1);
+        assert_eq!(c.failed["http-500"], 1);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Topic files: the curator's description of a collection (YAML).
 
+use crate::acquire::{self, CrawlConfig, WebSourceConfig};
 use crate::signature::DetectorParams;
 use serde::Deserialize;
 use std::fmt;
@@ -40,32 +41,65 @@ fn default_languages() -> Vec<String> {
     vec!["ru".into(), "en".into()]
 }
 
+/// A `local` source: texts already on disk.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalConfig {
+    /// Directory or `.jsonl` file, relative to the topic file.
+    pub path: PathBuf,
+    /// Name in reports (default `local`).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
 /// One source of texts; `kind` selects the implementation.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SourceSpec {
     /// Texts already on disk: a directory of `.txt`/`.html` files or a JSONL file.
-    Local {
-        /// Directory or `.jsonl` file, relative to the topic file.
-        path: PathBuf,
-        /// Name in reports (default `local`).
-        #[serde(default)]
-        name: Option<String>,
-    },
+    Local(LocalConfig),
+    /// Any MediaWiki Action API.
+    Mediawiki(acquire::MediaWikiConfig),
+    /// A SearXNG instance.
+    Searxng(acquire::SearxngConfig),
+    /// Brave Web Search API.
+    Brave(acquire::BraveConfig),
+    /// Yandex Search API v2.
+    Yandex(acquire::YandexConfig),
+    /// DuckDuckGo's HTML endpoint.
+    Duckduckgo(acquire::DuckDuckGoConfig),
+    /// Expert list of sites, crawled same-site.
+    Sites(acquire::SitesConfig),
 }
 
 impl SourceSpec {
+    /// The web source configuration, for every kind but `local`.
+    pub fn web(&self) -> Option<WebSourceConfig> {
+        Some(match self {
+            SourceSpec::Local(_) => return None,
+            SourceSpec::Mediawiki(c) => WebSourceConfig::Mediawiki(c.clone()),
+            SourceSpec::Searxng(c) => WebSourceConfig::Searxng(c.clone()),
+            SourceSpec::Brave(c) => WebSourceConfig::Brave(c.clone()),
+            SourceSpec::Yandex(c) => WebSourceConfig::Yandex(c.clone()),
+            SourceSpec::Duckduckgo(c) => WebSourceConfig::Duckduckgo(c.clone()),
+            SourceSpec::Sites(c) => WebSourceConfig::Sites(c.clone()),
+        })
+    }
+
     /// Kind name as written in the topic file.
     pub fn kind(&self) -> &'static str {
-        match self {
-            SourceSpec::Local { .. } => "local",
+        match self.web() {
+            None => "local",
+            Some(w) => w.kind(),
         }
     }
 
-    /// Name given by the curator, if any.
-    pub fn explicit_name(&self) -> Option<&str> {
-        match self {
-            SourceSpec::Local { name, .. } => name.as_deref(),
+    /// Report name: the curator's `name`, else the kind (web sources: kind and host).
+    pub fn display_name(&self) -> String {
+        match (self, self.web()) {
+            (SourceSpec::Local(c), _) => c.name.clone().unwrap_or_else(|| "local".into()),
+            (_, Some(w)) => w.display_name(),
+            (_, None) => unreachable!("only local has no web form"),
         }
     }
 }
@@ -151,25 +185,6 @@ impl DedupConfig {
             maps: self.maps,
             supershingles: self.supershingles,
             min_elements: self.min_elements,
-        }
-    }
-}
-
-/// Politeness of web fetching.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CrawlConfig {
-    /// Requests per second to one host.
-    pub per_host_rps: f64,
-    /// Requests in flight over all hosts.
-    pub concurrency: usize,
-}
-
-impl Default for CrawlConfig {
-    fn default() -> Self {
-        CrawlConfig {
-            per_host_rps: 1.0,
-            concurrency: 8,
         }
     }
 }
@@ -285,6 +300,7 @@ impl Topic {
         if topic.crawl.per_host_rps.is_nan()
             || topic.crawl.per_host_rps <= 0.0
             || topic.crawl.concurrency == 0
+            || topic.crawl.per_host_concurrency == 0
         {
             let (l, c) = here("crawl");
             return Err(err_at(
@@ -313,7 +329,7 @@ impl Topic {
     pub fn source_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for s in &self.sources {
-            let base = s.explicit_name().unwrap_or(s.kind()).to_string();
+            let base = s.display_name();
             let mut name = base.clone();
             let mut k = 2;
             while names.contains(&name) {
@@ -419,6 +435,29 @@ dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.
     fn bad_language_points_at_its_line() {
         let e = parse(&GOOD.replace("[ru, en]", "[ru, xx]")).unwrap_err();
         assert_eq!((e.line, e.column), (3, 1));
+    }
+
+    #[test]
+    fn web_sources_and_crawl_parse() {
+        let t = parse(&GOOD.replace(
+            "  - {kind: local, path: ../examples/texts}\n",
+            "  - {kind: sites, urls: [\"https://example.org/\"], depth: 2, max_pages: 500}\n  - {kind: mediawiki, api: \"https://ru.wikipedia.org/w/api.php\"}\ncrawl: {per_host_rps: 1, concurrency: 8}\n",
+        ))
+        .unwrap();
+        assert_eq!(t.sources[0].kind(), "sites");
+        assert_eq!(t.source_names()[1], "mediawiki:ru.wikipedia.org");
+        assert_eq!(t.crawl.concurrency, 8);
+    }
+
+    #[test]
+    fn unknown_key_in_a_web_source_is_an_error() {
+        let e = parse(&GOOD.replace(
+            "  - {kind: local, path: ../examples/texts}\n",
+            "  - {kind: sites, urls: [], depht: 2}\n",
+        ))
+        .unwrap_err();
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("depht"), "{e}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod html;
 pub mod text;
+pub mod wikitext;
 
 use crate::sources::Payload;
 
@@ -16,25 +17,33 @@ pub struct Cleaned {
     pub lang: Option<String>,
 }
 
+/// What a cleaner knows besides the body.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CleanContext<'a> {
+    /// Address of the page, when known.
+    pub url: Option<&'a str>,
+    /// Language the source declares (a wiki's content language), when known.
+    pub lang: Option<&'a str>,
+}
+
 /// Turns one kind of raw body into plain text.
 pub trait Cleaner: Send + Sync {
-    /// Cleans `body`; `url` helps resolve page-specific hints.
-    fn clean(&self, body: &str, url: Option<&str>) -> (Option<String>, String);
+    /// Cleans `body`; returns the title found in it, if any, and the text.
+    fn clean(&self, body: &str, ctx: &CleanContext<'_>) -> (Option<String>, String);
 }
 
 /// The cleaner for a payload kind.
 pub fn cleaner_for(payload: Payload) -> &'static dyn Cleaner {
     match payload {
         Payload::Html => &html::HtmlCleaner,
-        // Wiki markup is handled by the plain-text cleaner until the wikitext cleaner lands;
-        // no source produces it yet.
-        Payload::Wikitext | Payload::Text => &text::TextCleaner,
+        Payload::Wikitext => &wikitext::WikitextCleaner,
+        Payload::Text => &text::TextCleaner,
     }
 }
 
 /// Cleans a body of the given kind and detects its language.
-pub fn clean(payload: Payload, body: &str, url: Option<&str>) -> Cleaned {
-    let (title, text) = cleaner_for(payload).clean(body, url);
+pub fn clean(payload: Payload, body: &str, ctx: &CleanContext<'_>) -> Cleaned {
+    let (title, text) = cleaner_for(payload).clean(body, ctx);
     let lang = detect_language(&text);
     Cleaned { title, text, lang }
 }

@@ -161,7 +161,16 @@ pub fn read_text_file(path: &Path, warn: &mut dyn FnMut(String)) -> Result<(Stri
 }
 
 /// Extensions the directory form reads.
-pub const LOCAL_EXTS: &[&str] = &[".txt", ".html", ".htm", ".txt.gz", ".html.gz", ".htm.gz"];
+pub const LOCAL_EXTS: &[&str] = &[
+    ".txt",
+    ".html",
+    ".htm",
+    ".wikitext",
+    ".txt.gz",
+    ".html.gz",
+    ".htm.gz",
+    ".wikitext.gz",
+];
 
 impl Source for LocalSource {
     fn name(&self) -> &str {
@@ -180,6 +189,8 @@ impl Source for LocalSource {
                 let lower = file.to_string_lossy().to_ascii_lowercase();
                 let payload = if lower.contains(".htm") {
                     Payload::Html
+                } else if lower.contains(".wikitext") {
+                    Payload::Wikitext
                 } else {
                     Payload::Text
                 };
@@ -192,6 +203,7 @@ impl Source for LocalSource {
                     title: None,
                     body,
                     payload,
+                    lang: None,
                     raw_bytes,
                 })?;
             }
@@ -217,6 +229,7 @@ impl Source for LocalSource {
                     raw_bytes: line.len() as u64,
                     body: doc.text.into_owned(),
                     payload: Payload::Text,
+                    lang: None,
                 })
             })
         } else {

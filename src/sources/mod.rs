@@ -1,6 +1,7 @@
 //! Sources of raw documents. Each kind is one file implementing [`Source`].
 
 pub mod local;
+pub mod web;
 
 use anyhow::Result;
 
@@ -32,6 +33,8 @@ pub struct RawDoc {
     pub body: String,
     /// What the body is.
     pub payload: Payload,
+    /// Language the source declares (a wiki's content language), when known.
+    pub lang: Option<String>,
     /// Size of the body as received.
     pub raw_bytes: u64,
 }

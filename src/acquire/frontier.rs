@@ -1,0 +1,189 @@
+//! URL states and the persistence trait the main crate implements.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of text a fetched document holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Payload {
+    /// An HTML or XHTML page.
+    Html,
+    /// MediaWiki wikitext.
+    Wikitext,
+    /// Plain text (text/plain pages, TextExtracts).
+    PlainText,
+}
+
+/// A document obtained from the web, decoded to UTF-8.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FetchedPage {
+    /// URL after redirects (for wiki articles: the article URL).
+    pub final_url: String,
+    /// `<title>` or article title.
+    pub title: Option<String>,
+    /// Decoded text.
+    pub body: String,
+    /// Kind of text in `body`.
+    pub payload: Payload,
+    /// Content type as received, e.g. `text/html; charset=windows-1251`.
+    pub content_type: String,
+    /// Seconds since the Unix epoch.
+    pub fetched_at: u64,
+}
+
+/// Why a URL was not fetched.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// robots.txt disallows it (or robots.txt was unreachable).
+    Robots,
+    /// Not HTML/XHTML/plain text.
+    ContentType,
+    /// Body above `max_body_bytes`.
+    TooLarge,
+    /// Resolves to a loopback/private/link-local/CGNAT/metadata address.
+    PrivateAddress,
+    /// Not http(s).
+    Scheme,
+    /// Redirect chain loops.
+    RedirectLoop,
+    /// More redirects than `max_redirects`.
+    TooManyRedirects,
+    /// Unparseable URL.
+    BadUrl,
+    /// Beyond the sites crawl's `max_pages`.
+    PageLimit,
+    /// Wiki page does not exist.
+    Missing,
+}
+
+impl SkipReason {
+    /// Kebab-case name used in reports.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SkipReason::Robots => "robots",
+            SkipReason::ContentType => "content-type",
+            SkipReason::TooLarge => "too-large",
+            SkipReason::PrivateAddress => "private-address",
+            SkipReason::Scheme => "scheme",
+            SkipReason::RedirectLoop => "redirect-loop",
+            SkipReason::TooManyRedirects => "too-many-redirects",
+            SkipReason::BadUrl => "bad-url",
+            SkipReason::PageLimit => "page-limit",
+            SkipReason::Missing => "missing",
+        }
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// State of one URL in the frontier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UrlState {
+    /// Found, not fetched yet (or interrupted): fetched on resume.
+    Discovered,
+    /// Fetched; the document is in `UrlRecord::fetched`.
+    Fetched,
+    /// Finally failed (after retries); the message names the URL and the cause.
+    Failed(String),
+    /// Deliberately not fetched.
+    Skipped(SkipReason),
+    /// A search/API request already answered: the result items it listed and
+    /// its continuation, so that a resumed run does not ask (or pay) again.
+    Listed {
+        /// Result URLs or titles.
+        items: Vec<String>,
+        /// Continuation token for the next page, if any.
+        next: Option<String>,
+    },
+}
+
+impl UrlState {
+    /// True when a resumed run must not request this URL again.
+    pub fn is_final(&self) -> bool {
+        !matches!(self, UrlState::Discovered)
+    }
+}
+
+/// One URL and what happened to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UrlRecord {
+    /// Normalised URL (the key).
+    pub url: String,
+    /// Source name that found it.
+    pub source: String,
+    /// Query that found it, if any.
+    pub query: Option<String>,
+    /// Current state.
+    pub state: UrlState,
+    /// The document, when `state` is `Fetched`.
+    pub fetched: Option<FetchedPage>,
+}
+
+/// Durable URL state, implemented by the main crate on its SQLite store.
+pub trait Frontier: Send + Sync {
+    /// State from an earlier (maybe interrupted) run.
+    fn seen(&self, url: &str) -> Option<UrlRecord>;
+    /// Called as each URL changes state; must be durable when it returns.
+    fn record(&self, rec: &UrlRecord) -> anyhow::Result<()>;
+}
+
+/// In-memory frontier for tests and `collect demo`.
+#[derive(Debug, Default)]
+pub struct MemoryFrontier {
+    records: Mutex<HashMap<String, UrlRecord>>,
+    history: Mutex<Vec<UrlRecord>>,
+}
+
+impl MemoryFrontier {
+    /// Empty frontier.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Current record of every URL.
+    pub fn records(&self) -> Vec<UrlRecord> {
+        let mut v: Vec<_> = lock(&self.records).values().cloned().collect();
+        v.sort_by(|a, b| a.url.cmp(&b.url));
+        v
+    }
+
+    /// Every `record` call in order.
+    pub fn history(&self) -> Vec<UrlRecord> {
+        lock(&self.history).clone()
+    }
+
+    /// Fetched documents.
+    pub fn documents(&self) -> Vec<(UrlRecord, FetchedPage)> {
+        self.records()
+            .into_iter()
+            .filter_map(|r| r.fetched.clone().map(|p| (r, p)))
+            .collect()
+    }
+}
+
+impl Frontier for MemoryFrontier {
+    fn seen(&self, url: &str) -> Option<UrlRecord> {
+        lock(&self.records).get(url).cloned()
+    }
+
+    fn record(&self, rec: &UrlRecord) -> anyhow::Result<()> {
+        lock(&self.records).insert(rec.url.clone(), rec.clone());
+        lock(&self.history).push(rec.clone());
+        Ok(())
+    }
+}
+
+/// A poisoned lock only means another thread panicked; the map is still usable.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
