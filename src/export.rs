@@ -262,9 +262,8 @@ pub fn write_collection(store: &Store, topic: &Topic, out: &Path) -> Result<Coun
     write_atomic(&out.join("manifest.jsonl"), manifest.as_bytes())?;
     let (per, total) = counts(store, &docs)?;
     let key = store.meta("detector")?.unwrap_or_default();
-    write_atomic(
-        &out.join("report.md"),
-        report_markdown(topic, &key, &per, &total).as_bytes(),
-    )?;
+    let mut report = report_markdown(topic, &key, &per, &total);
+    report.push_str(&acquisition_markdown(&store.url_counts()?));
+    write_atomic(&out.join("report.md"), report.as_bytes())?;
     Ok(total)
 }

@@ -86,6 +86,18 @@ impl SourceSpec {
         })
     }
 
+    /// The topic-file form of a web source configuration.
+    pub fn from_web(w: WebSourceConfig) -> SourceSpec {
+        match w {
+            WebSourceConfig::Mediawiki(c) => SourceSpec::Mediawiki(c),
+            WebSourceConfig::Searxng(c) => SourceSpec::Searxng(c),
+            WebSourceConfig::Brave(c) => SourceSpec::Brave(c),
+            WebSourceConfig::Yandex(c) => SourceSpec::Yandex(c),
+            WebSourceConfig::Duckduckgo(c) => SourceSpec::Duckduckgo(c),
+            WebSourceConfig::Sites(c) => SourceSpec::Sites(c),
+        }
+    }
+
     /// Kind name as written in the topic file.
     pub fn kind(&self) -> &'static str {
         match self.web() {

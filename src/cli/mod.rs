@@ -1,6 +1,8 @@
 //! The `collect` command line.
 
+pub mod clean;
 pub mod dedup;
+pub mod demo;
 
 use crate::dedup::EngineConfig;
 use crate::pipeline::{self, BuildOptions};
@@ -39,6 +41,30 @@ enum Command {
         /// Rebuild over an existing collection.
         #[arg(long)]
         force: bool,
+        /// Print the planned queries per source and the request count; fetch nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Build a demo collection from a loopback web started in-process (no internet needed).
+    Demo {
+        /// Output directory (default: collections/demo).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Clean HTML or wikitext files (or directories of them) to plain text.
+    Clean {
+        /// Files or directories (.html, .htm, .html.gz, .wikitext).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Which cleaner: by file name (auto), html or wikitext.
+        #[arg(long, value_enum, default_value = "auto")]
+        kind: clean::Kind,
+        /// Wiki language, for namespace names and section titles.
+        #[arg(long, default_value = "en")]
+        lang: String,
+        /// Write one .txt per input here instead of printing.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Find near-duplicates in a JSONL file of {"id","text"} or a directory of .txt files.
     Dedup(DedupArgs),
@@ -110,8 +136,16 @@ pub fn main() -> i32 {
 
 fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
-        Command::Build { topic, out, force } => {
+        Command::Build {
+            topic,
+            out,
+            force,
+            dry_run,
+        } => {
             let topic = Topic::load(topic)?;
+            if *dry_run {
+                return print_plan(&topic);
+            }
             let summary = pipeline::build(
                 &topic,
                 &BuildOptions {
@@ -120,12 +154,59 @@ fn run(cli: &Cli) -> Result<()> {
                     progress: !cli.quiet,
                 },
             )?;
-            if cli.json {
-                println!("{}", serde_json::to_string(&summary)?);
+            print_summary(cli, &summary)
+        }
+        Command::Demo { out } => {
+            let summary = demo::run(out.clone(), !cli.quiet)?;
+            print_summary(cli, &summary)
+        }
+        Command::Clean {
+            inputs,
+            kind,
+            lang,
+            out,
+        } => {
+            let n = clean::run(inputs, *kind, lang, out.as_deref())?;
+            if !cli.quiet && out.is_some() {
+                eprintln!("{n} files cleaned");
             }
-            if !cli.quiet {
-                let t = &summary.totals;
-                eprintln!(
+            Ok(())
+        }
+        Command::Dedup(a) => run_dedup(cli, a),
+    }
+}
+
+fn print_plan(topic: &Topic) -> Result<()> {
+    let plan = crate::acquire::plan(&pipeline::web_sources(topic), &topic.keywords);
+    let mut total = 0;
+    for p in &plan {
+        match &p.skipped {
+            Some(why) => println!("{}\t{}\tskipped: {why}", p.source, p.query),
+            None => {
+                println!("{}\t{}\t{} requests", p.source, p.query, p.requests);
+                total += p.requests;
+            }
+        }
+    }
+    for (spec, name) in topic.sources.iter().zip(topic.source_names()) {
+        if let crate::topic::SourceSpec::Local(c) = spec {
+            println!(
+                "{name}\t{}\tlocal, no requests",
+                topic.resolve(&c.path).display()
+            );
+        }
+    }
+    println!("total: {total} requests planned (upper bound), nothing fetched");
+    Ok(())
+}
+
+fn print_summary(cli: &Cli, summary: &pipeline::BuildSummary) -> Result<()> {
+    if cli.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    }
+    if !cli.quiet {
+        let t = &summary.totals;
+        eprintln!(
                     "{}: {} texts read, {} in the collection ({} short, {} filtered, {} duplicates, {} contained pairs for review); report: {}",
                     summary.out.display(),
                     t.texts_before,
@@ -136,11 +217,8 @@ fn run(cli: &Cli) -> Result<()> {
                     t.contained_pairs,
                     summary.out.join("report.md").display()
                 );
-            }
-            Ok(())
-        }
-        Command::Dedup(a) => run_dedup(cli, a),
     }
+    Ok(())
 }
 
 fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {

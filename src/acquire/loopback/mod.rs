@@ -201,13 +201,74 @@ fn closed_site() -> Handler {
     })
 }
 
+/// The plain-text extract in a captured TextExtracts response.
+fn captured_extract(json: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| {
+            v["query"]["pages"][0]["extract"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// Text as HTML paragraphs, one per line of the input.
+fn paragraphs(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let l = l
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;");
+            format!("<p>{l}</p>\n")
+        })
+        .collect()
+}
+
+/// A page with site chrome around `main`, as real sites serve copies of articles.
+fn chrome_page(title: &str, main: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{title} | Open site</title></head><body>\
+         <header><nav><a href=\"/\">Home</a> <a href=\"/x\">Travel</a> <a href=\"/y\">Animals</a></nav></header>\
+         <main><article><h1>{title}</h1>{main}</article></main>\
+         <aside><h2>Popular</h2><ul><li><a href=\"/x\">Lithuania</a></li><li><a href=\"/y\">Aardvark</a></li></ul></aside>\
+         <footer><p>© Open site. All rights reserved. Cookies help us deliver our services.</p></footer></body></html>"
+    )
+}
+
 fn open_site() -> Handler {
-    Arc::new(|req: &Request| -> Reply {
+    // The demo's near-duplicates: /x republishes the Russian Wikipedia article «Литва» whole (a
+    // duplicate of what the Russian wiki source returns); /y quotes the start of the English
+    // article "Aardvark" inside a short note of its own (contained in the wiki's copy).
+    let litva = captured_extract(include_str!(
+        "fixtures/mediawiki/ruwiki/05_extracts_plain_full_litva.body.json"
+    ));
+    let aardvark = captured_extract(include_str!(
+        "fixtures/mediawiki/enwiki/11_extracts_plain_full.body.json"
+    ));
+    let quoted: String = aardvark
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let x_page = chrome_page("Литва", &paragraphs(&litva));
+    let y_page = chrome_page(
+        "At the zoo: the aardvark house",
+        &format!(
+            "<p>We visited the night house of the zoo, where the aardvarks live. The keeper read the encyclopedia entry aloud while they dug:</p><blockquote>{}</blockquote><p>We stayed until closing time.</p>",
+            paragraphs(&quoted)
+        ),
+    );
+    Arc::new(move |req: &Request| -> Reply {
         let p = req.path.as_str();
         match p {
             "/robots.txt" => Response::not_found().into(),
             "/" => Response::html(page("Open", &links(&["/x", "/y"]))).into(),
-            "/x" | "/y" => Response::html(page(&format!("Open {p}"), "<p>Open page.</p>")).into(),
+            "/x" => Response::html(x_page.clone()).into(),
+            "/y" => Response::html(y_page.clone()).into(),
             _ if p.starts_with("/ext/") => {
                 let orig = &p[5..];
                 Response::html(page(
