@@ -48,9 +48,12 @@ enum Command {
 struct DedupArgs {
     /// JSONL file of {"id", "text"} objects, or a directory of .txt files.
     input: PathBuf,
-    /// Detector: modm, minn, full, megashingles.
+    /// Detector: one of the names in docs/methods.md (modm, minn, full, megashingles, tf, …).
     #[arg(long, default_value = "modm")]
     method: String,
+    /// infostream: heavy terms (of 12) two texts must share to be duplicates.
+    #[arg(long, default_value_t = 6)]
+    agree: usize,
     /// Words per shingle (default 4; megashingles 5).
     #[arg(long)]
     shingle: Option<usize>,
@@ -152,6 +155,7 @@ fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
         maps: a.maps,
         supershingles: a.supershingles,
         min_elements: a.min_elements,
+        agree: a.agree,
     };
     if a.containment.is_some() && matches!(a.method.as_str(), "minn" | "megashingles") {
         eprintln!(
