@@ -1,6 +1,7 @@
 //! The `collect` command line.
 
 pub mod dedup;
+pub mod eval;
 
 use crate::dedup::EngineConfig;
 use crate::pipeline::{self, BuildOptions};
@@ -42,6 +43,15 @@ enum Command {
     },
     /// Find near-duplicates in a JSONL file of {"id","text"} or a directory of .txt files.
     Dedup(DedupArgs),
+    /// Precision, recall, F1 and type I error of detectors against labelled pairs.
+    Eval(eval::EvalArgs),
+    /// Figures of a collection; with --relation METHOD, diagnostics of its duplicate relation.
+    Stats {
+        /// A collection directory, a JSONL file or a directory of .txt files.
+        path: PathBuf,
+        #[command(flatten)]
+        relation: eval::RelationArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +153,13 @@ fn run(cli: &Cli) -> Result<()> {
             Ok(())
         }
         Command::Dedup(a) => run_dedup(cli, a),
+        Command::Eval(a) => eval::run(a, cli.json, cli.quiet),
+        Command::Stats { path, relation } => match &relation.relation {
+            Some(m) => eval::run_relation(path, m, relation, cli.json),
+            None => Err(crate::error::bad_input(
+                "collect stats: only --relation METHOD is available in this build",
+            )),
+        },
     }
 }
 
