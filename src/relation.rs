@@ -260,7 +260,7 @@ pub fn markdown(method: &str, s: &RelationStats) -> String {
     format!(
         "| {method} | value |\n|---|---|\n\
          | documents | {} |\n| arcs (a is a duplicate of b) | {} |\n\
-         | asymmetry Σ|a_ij − a_ji| / Σ a_ij | {:.4} |\n\
+         | asymmetry Σ∣a_ij − a_ji∣ / Σ a_ij | {:.4} |\n\
          | transitivity Σ a_ij·a_jk·a_ik / Σ a_ij | {:.4} |\n\
          | closed two-step paths | {:.4} |\n\
          | connected components | {} |\n| maximal cliques | {} |\n\
