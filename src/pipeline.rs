@@ -194,7 +194,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
     }
     std::fs::create_dir_all(&out).with_context(|| format!("{}: cannot create", out.display()))?;
     let mut store = Store::open(&store_path)?;
-    let (detector, engine) = engine_of(topic)?;
+    let (mut detector, engine) = engine_of(topic)?;
     if let Some(key) = store.meta("detector")? {
         if key != detector.key() {
             bail!(
@@ -251,7 +251,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
         bar.finish();
     }
 
-    dedup_all(&mut store, run, &stop, detector.as_ref(), &engine)?;
+    dedup_all(&mut store, run, &stop, &mut detector, &engine)?;
     let totals = export::write_collection(&store, topic, &out)?;
     store.set_meta("build_state", "complete")?;
     store.finish_run(run, "ok")?;
@@ -282,8 +282,10 @@ fn prepare_batch(
                 let cleaned = clean::clean(r.payload, &r.body, &ctx);
                 let words = count_words(&cleaned.text) as u64;
                 let (st, reason) = filter_verdict(topic, words, cleaned.lang.as_deref());
-                let sig = if st == status::PENDING {
-                    detector.sign(&canon.canonicalize(&cleaned.text))
+                // Detectors weighing words by the collection are signed in `dedup_all`, once the
+                // whole collection is known.
+                let sig = if st == status::PENDING && !detector.needs_stats() {
+                    detector.sign_doc(&cleaned.text, &canon.canonicalize(&cleaned.text))
                 } else {
                     Vec::new()
                 };
@@ -337,12 +339,33 @@ fn filter_verdict(topic: &Topic, words: u64, lang: Option<&str>) -> (&'static st
     (status::PENDING, None)
 }
 
+/// Prepares `detector` on the statistics of `docs` (df, cf, N, length) and signs them.
+fn sign_with_stats(
+    docs: &[Document],
+    stop: &StopWords,
+    detector: &mut Box<dyn Detector>,
+) -> Result<Vec<Vec<u64>>> {
+    let mut stats = crate::signature::CorpusStats::default();
+    let mut c = Canonicalizer::new(stop);
+    let canon: Vec<CanonText> = docs.iter().map(|d| c.canonicalize(&d.text)).collect();
+    for (d, t) in docs.iter().zip(&canon) {
+        stats.add(&detector.terms(&d.text, t));
+    }
+    detector.prepare(std::sync::Arc::new(stats));
+    let detector: &dyn Detector = detector.as_ref();
+    Ok(docs
+        .par_iter()
+        .zip(&canon)
+        .map(|(d, t)| detector.sign_doc(&d.text, t))
+        .collect())
+}
+
 /// All-vs-all dedup of every valid document in the store; writes statuses and pairs.
 fn dedup_all(
     store: &mut Store,
     run: i64,
     stop: &StopWords,
-    detector: &dyn Detector,
+    detector: &mut Box<dyn Detector>,
     engine: &EngineConfig,
 ) -> Result<()> {
     let docs: Vec<Document> = store
@@ -357,12 +380,15 @@ fn dedup_all(
         .into_iter()
         .flatten()
         .collect();
-    let sigs: Vec<Vec<u64>> = docs
-        .iter()
-        .map(|d| sig_map.get(&d.id).cloned().unwrap_or_default())
-        .collect();
-    let postings = dedup::Postings::build(&sigs);
-    let shared = dedup::shared_pairs(&sigs, &postings);
+    let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
+        sign_with_stats(&docs, stop, detector)?
+    } else {
+        docs.iter()
+            .map(|d| sig_map.get(&d.id).cloned().unwrap_or_default())
+            .collect()
+    };
+    let detector: &dyn Detector = detector.as_ref();
+    let shared = detector.candidate_pairs(&sigs);
     let mut pairs = dedup::judge_pairs(&sigs, &shared, detector, engine);
     let need = dedup::unsure_docs(&pairs);
     if !need.is_empty() {

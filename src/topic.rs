@@ -142,7 +142,7 @@ impl Default for FilterConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DedupConfig {
-    /// Detector: modm, minn, full or megashingles.
+    /// Detector: one of `signature::METHODS` (docs/methods.md).
     pub method: String,
     /// Words per shingle (default 4; megashingles 5).
     pub shingle: Option<usize>,
@@ -160,6 +160,8 @@ pub struct DedupConfig {
     pub containment: f64,
     /// mod-m: texts with fewer sampled fingerprints keep their full index (see README).
     pub min_elements: usize,
+    /// infostream: heavy terms (of 12) two texts must share to be duplicates.
+    pub agree: usize,
 }
 
 /// Default resemblance threshold (see README, "Choosing the thresholds").
@@ -182,6 +184,7 @@ impl Default for DedupConfig {
             resemblance: DEFAULT_RESEMBLANCE,
             containment: DEFAULT_CONTAINMENT,
             min_elements: DEFAULT_MIN_ELEMENTS,
+            agree: p.agree,
         }
     }
 }
@@ -197,6 +200,7 @@ impl DedupConfig {
             maps: self.maps,
             supershingles: self.supershingles,
             min_elements: self.min_elements,
+            agree: self.agree,
         }
     }
 }

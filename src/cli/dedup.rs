@@ -124,6 +124,41 @@ fn read_chunks(
     flush(lines, &mut index)
 }
 
+/// First pass for detectors that weigh words by the collection: df, cf, N and lengths.
+pub fn gather_stats(
+    input: &Path,
+    stop: &StopWords,
+    detector: &dyn Detector,
+) -> Result<crate::signature::CorpusStats> {
+    let mut stats = crate::signature::CorpusStats::default();
+    read_chunks(input, |chunk| {
+        let part = chunk
+            .par_iter()
+            .fold(
+                || {
+                    (
+                        crate::signature::CorpusStats::default(),
+                        Canonicalizer::new(stop),
+                        CanonText::default(),
+                    )
+                },
+                |(mut st, mut c, mut buf), (_, _, text)| {
+                    c.canonicalize_into(text, &mut buf);
+                    st.add(&detector.terms(text, &buf));
+                    (st, c, buf)
+                },
+            )
+            .map(|(st, _, _)| st)
+            .reduce(crate::signature::CorpusStats::default, |mut a, b| {
+                a.merge(b);
+                a
+            });
+        stats.merge(part);
+        Ok(())
+    })?;
+    Ok(stats)
+}
+
 /// Signs every document of `chunk` in parallel.
 fn sign_chunk(
     chunk: &[(usize, String, String)],
@@ -136,7 +171,7 @@ fn sign_chunk(
             || (Canonicalizer::new(stop), CanonText::default()),
             |(c, buf), (_, _, text)| {
                 c.canonicalize_into(text, buf);
-                detector.sign(buf)
+                detector.sign_doc(text, buf)
             },
         )
         .collect()
@@ -144,8 +179,12 @@ fn sign_chunk(
 
 /// Runs the engine over the input.
 pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
-    let detector = build_detector(&opts.params).map_err(bad_input)?;
+    let mut detector = build_detector(&opts.params).map_err(bad_input)?;
     let stop = StopWords::for_languages(&opts.stop_langs).map_err(bad_input)?;
+    if detector.needs_stats() {
+        let stats = gather_stats(&opts.input, &stop, detector.as_ref())?;
+        detector.prepare(std::sync::Arc::new(stats));
+    }
     let mut ids: Vec<String> = Vec::new();
     let mut sigs: Vec<Vec<u64>> = Vec::new();
     let mut summary = DedupSummary::default();
@@ -167,9 +206,7 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
         Ok(())
     })?;
     summary.documents = ids.len();
-    let postings = dedup::Postings::build(&sigs);
-    let shared = dedup::shared_pairs(&sigs, &postings);
-    drop(postings);
+    let shared = detector.candidate_pairs(&sigs);
     summary.candidate_pairs = shared.len();
     let mut pairs = dedup::judge_pairs(&sigs, &shared, detector.as_ref(), &opts.engine);
     drop(shared);

@@ -3,6 +3,7 @@
 pub mod clean;
 pub mod dedup;
 pub mod demo;
+pub mod eval;
 
 use crate::dedup::EngineConfig;
 use crate::pipeline::{self, BuildOptions};
@@ -68,15 +69,27 @@ enum Command {
     },
     /// Find near-duplicates in a JSONL file of {"id","text"} or a directory of .txt files.
     Dedup(DedupArgs),
+    /// Precision, recall, F1 and type I error of detectors against labelled pairs.
+    Eval(eval::EvalArgs),
+    /// Figures of a collection; with --relation METHOD, diagnostics of its duplicate relation.
+    Stats {
+        /// A collection directory, a JSONL file or a directory of .txt files.
+        path: PathBuf,
+        #[command(flatten)]
+        relation: eval::RelationArgs,
+    },
 }
 
 #[derive(Debug, Args)]
 struct DedupArgs {
     /// JSONL file of {"id", "text"} objects, or a directory of .txt files.
     input: PathBuf,
-    /// Detector: modm, minn, full, megashingles.
+    /// Detector: one of the names in docs/methods.md (modm, minn, full, megashingles, tf, …).
     #[arg(long, default_value = "modm")]
     method: String,
+    /// infostream: heavy terms (of 12) two texts must share to be duplicates.
+    #[arg(long, default_value_t = 6)]
+    agree: usize,
     /// Words per shingle (default 4; megashingles 5).
     #[arg(long)]
     shingle: Option<usize>,
@@ -173,6 +186,13 @@ fn run(cli: &Cli) -> Result<()> {
             Ok(())
         }
         Command::Dedup(a) => run_dedup(cli, a),
+        Command::Eval(a) => eval::run(a, cli.json, cli.quiet),
+        Command::Stats { path, relation } => match &relation.relation {
+            Some(m) => eval::run_relation(path, m, relation, cli.json),
+            None => Err(crate::error::bad_input(
+                "collect stats: only --relation METHOD is available in this build",
+            )),
+        },
     }
 }
 
@@ -230,6 +250,7 @@ fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
         maps: a.maps,
         supershingles: a.supershingles,
         min_elements: a.min_elements,
+        agree: a.agree,
     };
     if a.containment.is_some() && matches!(a.method.as_str(), "minn" | "megashingles") {
         eprintln!(

@@ -3,18 +3,47 @@
 //! Every detector is one file implementing [`Detector`]; the dedup engine only sees sorted sets
 //! of 64-bit elements and asks the detector how to score and judge a pair.
 
+mod a12;
+mod descrwords;
 mod full;
+mod heavysent;
+mod infostream;
+mod lexrand;
+mod logshingles;
+mod longsent;
+mod md5;
 mod megashingles;
 mod minn;
 mod modm;
+mod optfreq;
+mod prefilter2;
+pub mod stats;
+mod tf;
+mod tfidf;
+mod tfridf;
 
+pub use a12::A12;
+pub use descrwords::DescrWords;
 pub use full::Full;
+pub use heavysent::HeavySent;
+pub use infostream::InfoStream;
+pub use lexrand::LexRand;
+pub use logshingles::LogShingles;
+pub use longsent::LongSent;
+pub use md5::Md5;
 pub use megashingles::Megashingles;
 pub use minn::MinN;
 pub use modm::ModM;
+pub use optfreq::OptFreq;
+pub use prefilter2::Prefilter2;
+pub use stats::CorpusStats;
+pub use tf::Tf;
+pub use tfidf::TfIdf;
+pub use tfridf::TfRidf;
 
 use crate::canon::CanonText;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Similarity of one pair, computed from the two signatures.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -137,7 +166,80 @@ pub trait Detector: Send + Sync {
             Verdict::Different
         }
     }
+
+    /// Whether signing needs collection statistics, handed over by [`Detector::prepare`].
+    fn needs_stats(&self) -> bool {
+        false
+    }
+
+    /// The terms of one document that the statistics count (text order, repeats included).
+    fn terms(&self, _raw: &str, _canon: &CanonText) -> Vec<u64> {
+        Vec::new()
+    }
+
+    /// Receives the collection statistics before any document is signed.
+    fn prepare(&mut self, _stats: Arc<CorpusStats>) {}
+
+    /// The signature of one document; detectors that read sentences use the raw text.
+    fn sign_doc(&self, _raw: &str, canon: &CanonText) -> Vec<u64> {
+        self.sign(canon)
+    }
+
+    /// Whether the thresholds change verdicts (not for methods where a shared key decides).
+    fn uses_thresholds(&self) -> bool {
+        true
+    }
+
+    /// Candidate pairs `(a, b, shared elements)`, `a < b`, sorted. The default counts shared
+    /// elements through postings; a detector with its own pairing logic (A12) overrides it.
+    fn candidate_pairs(&self, sigs: &[Vec<u64>]) -> Vec<(u32, u32, u32)> {
+        let postings = crate::dedup::Postings::build(sigs);
+        crate::dedup::shared_pairs(sigs, &postings)
+    }
 }
+
+/// Scores of a key-sharing detector: containment means nothing over a handful of keys.
+pub(crate) fn key_scores(a: &[u64], b: &[u64], inter: usize) -> Scores {
+    let mut s = Scores::from_counts(inter, a.len(), b.len());
+    s.cont_a_in_b = f64::NAN;
+    s.cont_b_in_a = f64::NAN;
+    s
+}
+
+/// Verdict of a key-sharing detector: duplicate when at least `k` keys are shared.
+pub(crate) fn judge_shared(s: &Scores, k: usize) -> Verdict {
+    if s.inter as usize >= k.max(1) {
+        Verdict::Duplicate
+    } else {
+        Verdict::Different
+    }
+}
+
+/// Implements the [`Detector`] methods shared by every key-sharing detector.
+macro_rules! key_detector_common {
+    ($k:expr) => {
+        fn supports_containment(&self) -> bool {
+            false
+        }
+
+        fn uses_thresholds(&self) -> bool {
+            false
+        }
+
+        fn scores(&self, a: &[u64], b: &[u64], inter: usize) -> $crate::signature::Scores {
+            $crate::signature::key_scores(a, b, inter)
+        }
+
+        fn judge(
+            &self,
+            s: &$crate::signature::Scores,
+            _t: &$crate::signature::Thresholds,
+        ) -> $crate::signature::Verdict {
+            $crate::signature::judge_shared(s, $k(self))
+        }
+    };
+}
+pub(crate) use key_detector_common;
 
 /// Parameters of the detectors, as given in a topic file or on the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,6 +258,8 @@ pub struct DetectorParams {
     pub supershingles: usize,
     /// mod-m: a text with fewer sampled fingerprints than this keeps its full index instead.
     pub min_elements: usize,
+    /// infostream: heavy terms two documents must share to be duplicates (of 12).
+    pub agree: usize,
 }
 
 impl Default for DetectorParams {
@@ -168,18 +272,40 @@ impl Default for DetectorParams {
             maps: 84,
             supershingles: 6,
             min_elements: 8,
+            agree: 6,
         }
     }
 }
 
 /// Names of the detectors [`build_detector`] knows.
-pub const METHODS: &[&str] = &["modm", "minn", "full", "megashingles"];
+pub const METHODS: &[&str] = &[
+    "modm",
+    "minn",
+    "full",
+    "megashingles",
+    "megashingles36",
+    "md5",
+    "tf",
+    "tfidf",
+    "tfridf",
+    "longsent",
+    "heavysent",
+    "lexrand",
+    "logshingles",
+    "descrwords",
+    "optfreq",
+    "a12",
+    "infostream",
+    "prefilter2",
+];
 
 /// Builds the detector named in `p`, or says what is wrong with the parameters.
 pub fn build_detector(p: &DetectorParams) -> Result<Box<dyn Detector>, String> {
-    let w = p
-        .shingle
-        .unwrap_or(if p.method == "megashingles" { 5 } else { 4 });
+    let five = matches!(
+        p.method.as_str(),
+        "megashingles" | "megashingles36" | "logshingles"
+    );
+    let w = p.shingle.unwrap_or(if five { 5 } else { 4 });
     if w == 0 {
         return Err("shingle must be at least 1 word".into());
     }
@@ -198,6 +324,30 @@ pub fn build_detector(p: &DetectorParams) -> Result<Box<dyn Detector>, String> {
         }
         "full" => Box::new(Full::new(w)),
         "megashingles" => Box::new(Megashingles::new(w, p.maps, p.supershingles)?),
+        // The 2007 comparison's variant (A6): 36 maps in 6 groups of 6, for usable recall.
+        "megashingles36" => Box::new(Megashingles::new(w, 36, 6)?),
+        "md5" => Box::new(Md5),
+        "tf" => Box::new(Tf::default()),
+        "tfidf" => Box::new(TfIdf::default()),
+        "tfridf" => Box::new(TfRidf::default()),
+        "longsent" => Box::new(LongSent),
+        "heavysent" => Box::new(HeavySent::default()),
+        "lexrand" => Box::new(LexRand::default()),
+        "logshingles" => Box::new(LogShingles::new(w)),
+        "descrwords" => Box::new(DescrWords::default()),
+        "optfreq" => Box::new(OptFreq::default()),
+        "a12" => Box::new(A12),
+        "infostream" => {
+            if p.agree == 0 || p.agree > infostream::TERMS {
+                return Err(format!(
+                    "agree must be between 1 and {}, got {}",
+                    infostream::TERMS,
+                    p.agree
+                ));
+            }
+            Box::new(InfoStream::new(p.agree))
+        }
+        "prefilter2" => Box::new(Prefilter2::default()),
         other => {
             return Err(format!(
                 "unknown method `{other}` (known: {})",
