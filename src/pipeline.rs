@@ -55,7 +55,7 @@ pub struct BuildSummary {
 }
 
 /// Size of the batches stored in one transaction: a kill loses at most one batch of work.
-const BATCH: usize = 256;
+pub const BATCH: usize = 256;
 
 /// Stable document id: from where the document came from and its content.
 pub fn document_id(locator: &str, body: &str) -> String {
@@ -91,7 +91,8 @@ pub fn engine_of(topic: &Topic) -> Result<(Box<dyn Detector>, EngineConfig)> {
     ))
 }
 
-fn sources_of(topic: &Topic) -> Vec<Box<dyn Source>> {
+/// The topic's sources, in priority order (shared by `build` and `update`).
+pub fn sources_of(topic: &Topic) -> Vec<Box<dyn Source>> {
     topic
         .sources
         .iter()
@@ -187,7 +188,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
 }
 
 /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).
-fn prepare_batch(
+pub fn prepare_batch(
     topic: &Topic,
     stop: &StopWords,
     detector: &dyn Detector,
@@ -229,7 +230,11 @@ fn prepare_batch(
 }
 
 /// The filters of METHOD.md step 4 and the topic: status and reason of a cleaned text.
-fn filter_verdict(topic: &Topic, words: u64, lang: Option<&str>) -> (&'static str, Option<String>) {
+pub fn filter_verdict(
+    topic: &Topic,
+    words: u64,
+    lang: Option<&str>,
+) -> (&'static str, Option<String>) {
     let f = &topic.filter;
     if words < f.min_words as u64 {
         return (

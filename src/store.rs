@@ -8,7 +8,8 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
 
 /// Schema migrations; entry i brings the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -61,7 +62,22 @@ CREATE TABLE pairs (
     UNIQUE (a, b)
 );
 CREATE INDEX pairs_verdict ON pairs(verdict);
-"#];
+"#,
+    // v2 (update and review): which review decision dropped a document, and every decision taken.
+    r#"
+ALTER TABLE documents ADD COLUMN dropped_by INTEGER;
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    pair INTEGER NOT NULL REFERENCES pairs(id),
+    decision TEXT NOT NULL,
+    note TEXT,
+    decided_at TEXT NOT NULL
+);
+CREATE INDEX decisions_pair ON decisions(pair);
+CREATE INDEX pairs_a ON pairs(a);
+CREATE INDEX pairs_b ON pairs(b);
+"#,
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -78,6 +94,8 @@ pub mod status {
     pub const SHORT: &str = "short";
     /// Rejected by another filter (`reason` says which).
     pub const FILTERED: &str = "filtered";
+    /// Removed by a curator's review decision (`dropped_by` names the pair).
+    pub const DROPPED: &str = "dropped";
 }
 
 /// One document as stored.
@@ -138,11 +156,12 @@ pub struct StoredPair {
 
 /// An open collection store.
 pub struct Store {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
 }
 
-fn now() -> String {
+/// Seconds since the Unix epoch, as stored in `*_at` columns.
+pub(crate) fn now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -150,7 +169,7 @@ fn now() -> String {
     secs.to_string()
 }
 
-fn nan_to_null(x: f64) -> Option<f64> {
+pub(crate) fn nan_to_null(x: f64) -> Option<f64> {
     if x.is_nan() {
         None
     } else {

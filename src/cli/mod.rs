@@ -1,6 +1,7 @@
 //! The `collect` command line.
 
 pub mod dedup;
+pub mod grow;
 
 use crate::dedup::EngineConfig;
 use crate::pipeline::{self, BuildOptions};
@@ -42,6 +43,18 @@ enum Command {
     },
     /// Find near-duplicates in a JSONL file of {"id","text"} or a directory of .txt files.
     Dedup(DedupArgs),
+    /// Add what the topic's sources deliver anew to a built collection.
+    Update(grow::UpdateArgs),
+    /// Review contained pairs: list, show, decide.
+    Review(grow::ReviewArgs),
+    /// Tell why a document is in or out of the collection.
+    Explain(grow::ExplainArgs),
+    /// Serve the review page on 127.0.0.1.
+    Serve(grow::ServeArgs),
+    /// Export the texts in the collection as txt, jsonl or csv.
+    Export(grow::ExportArgs),
+    /// Print the Table 1 figures and the review progress.
+    Stats(grow::StatsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -140,6 +153,12 @@ fn run(cli: &Cli) -> Result<()> {
             Ok(())
         }
         Command::Dedup(a) => run_dedup(cli, a),
+        Command::Update(a) => grow::run_update(a, cli.quiet, cli.json),
+        Command::Review(a) => grow::run_review(a, cli.quiet, cli.json),
+        Command::Explain(a) => grow::run_explain(a, cli.json),
+        Command::Serve(a) => grow::run_serve(a),
+        Command::Export(a) => grow::run_export(a, cli.quiet),
+        Command::Stats(a) => grow::run_stats(a, cli.json),
     }
 }
 
