@@ -72,7 +72,8 @@ const NLTK_LANGS: &[&str] = &[
     "ro", "ru", "sl", "es", "sv", "tg", "tr",
 ];
 
-fn fold_word(w: &str) -> String {
+/// Lower-cases a word and folds ё to е, as canonical words are.
+pub fn fold_word(w: &str) -> String {
     let mut out = String::with_capacity(w.len());
     for c in w.chars() {
         push_folded(&mut out, c);
@@ -94,7 +95,7 @@ fn push_folded(out: &mut String, c: char) {
 
 /// Word characters: letters and digits of any script, plus combining marks that belong to a word.
 #[inline]
-fn is_word_char(c: char) -> bool {
+pub fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric()
     } else {

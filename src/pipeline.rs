@@ -58,7 +58,7 @@ pub struct BuildSummary {
 }
 
 /// Size of the batches stored in one transaction: a kill loses at most one batch of work.
-const BATCH: usize = 256;
+pub const BATCH: usize = 256;
 
 /// Stable document id: from where the document came from and its content.
 pub fn document_id(locator: &str, body: &str) -> String {
@@ -94,8 +94,9 @@ pub fn engine_of(topic: &Topic) -> Result<(Box<dyn Detector>, EngineConfig)> {
     ))
 }
 
-/// The pipeline's sources: local ones read files, web ones read what acquisition fetched.
-fn sources_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<dyn Source>> {
+/// The pipeline's sources, in priority order (shared by `build` and `update`): local ones
+/// read files, web ones read what acquisition fetched.
+pub fn sources_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<dyn Source>> {
     topic
         .sources
         .iter()
@@ -264,7 +265,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
 }
 
 /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).
-fn prepare_batch(
+pub fn prepare_batch(
     topic: &Topic,
     stop: &StopWords,
     detector: &dyn Detector,
@@ -312,7 +313,11 @@ fn prepare_batch(
 }
 
 /// The filters of METHOD.md step 4 and the topic: status and reason of a cleaned text.
-fn filter_verdict(topic: &Topic, words: u64, lang: Option<&str>) -> (&'static str, Option<String>) {
+pub fn filter_verdict(
+    topic: &Topic,
+    words: u64,
+    lang: Option<&str>,
+) -> (&'static str, Option<String>) {
     let f = &topic.filter;
     if words < f.min_words as u64 {
         return (

@@ -75,6 +75,20 @@ CREATE TABLE urls (
 );
 CREATE INDEX urls_source_state ON urls(source, state);
 "#,
+    // v3 (update and review): which review decision dropped a document, and every decision taken.
+    r#"
+ALTER TABLE documents ADD COLUMN dropped_by INTEGER;
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    pair INTEGER NOT NULL REFERENCES pairs(id),
+    decision TEXT NOT NULL,
+    note TEXT,
+    decided_at TEXT NOT NULL
+);
+CREATE INDEX decisions_pair ON decisions(pair);
+CREATE INDEX pairs_a ON pairs(a);
+CREATE INDEX pairs_b ON pairs(b);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -92,6 +106,8 @@ pub mod status {
     pub const SHORT: &str = "short";
     /// Rejected by another filter (`reason` says which).
     pub const FILTERED: &str = "filtered";
+    /// Removed by a curator's review decision (`dropped_by` names the pair).
+    pub const DROPPED: &str = "dropped";
 }
 
 /// One document as stored.
@@ -152,11 +168,12 @@ pub struct StoredPair {
 
 /// An open collection store.
 pub struct Store {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
 }
 
-fn now() -> String {
+/// Seconds since the Unix epoch, as stored in `*_at` columns.
+pub(crate) fn now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -164,7 +181,7 @@ fn now() -> String {
     secs.to_string()
 }
 
-fn nan_to_null(x: f64) -> Option<f64> {
+pub(crate) fn nan_to_null(x: f64) -> Option<f64> {
     if x.is_nan() {
         None
     } else {
@@ -371,6 +388,14 @@ impl Store {
         let tx = self.conn.transaction()?;
         write_dedup(&tx, run, outcomes, pairs)?;
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets answered search, API and sitemap requests, so the next acquisition asks again;
+    /// fetched pages and final failures stay.
+    pub fn forget_listings(&self) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM urls WHERE state = 'listed'", [])?;
         Ok(())
     }
 

@@ -44,7 +44,7 @@ fn bare_loop(texts: &[String]) -> usize {
                 buf.push(' ');
                 buf.push_str(x);
             }
-            if crc32fast::hash(buf.as_bytes()) % 25 == 0 {
+            if crc32fast::hash(buf.as_bytes()).is_multiple_of(25) {
                 kept += 1;
             }
         }

@@ -4,6 +4,7 @@ pub mod clean;
 pub mod dedup;
 pub mod demo;
 pub mod eval;
+pub mod grow;
 
 use crate::dedup::EngineConfig;
 use crate::pipeline::{self, BuildOptions};
@@ -71,13 +72,24 @@ enum Command {
     Dedup(DedupArgs),
     /// Precision, recall, F1 and type I error of detectors against labelled pairs.
     Eval(eval::EvalArgs),
-    /// Figures of a collection; with --relation METHOD, diagnostics of its duplicate relation.
+    /// Figures of a collection (Table 1, review progress); with --relation METHOD, diagnostics
+    /// of a detector's duplicate relation on a collection, a JSONL file or a directory of .txt.
     Stats {
         /// A collection directory, a JSONL file or a directory of .txt files.
         path: PathBuf,
         #[command(flatten)]
         relation: eval::RelationArgs,
     },
+    /// Add what the topic's sources deliver anew to a built collection.
+    Update(grow::UpdateArgs),
+    /// Review contained pairs: list, show, decide.
+    Review(grow::ReviewArgs),
+    /// Tell why a document is in or out of the collection.
+    Explain(grow::ExplainArgs),
+    /// Serve the review page on 127.0.0.1.
+    Serve(grow::ServeArgs),
+    /// Export the texts in the collection as txt, jsonl or csv.
+    Export(grow::ExportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -189,10 +201,13 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Eval(a) => eval::run(a, cli.json, cli.quiet),
         Command::Stats { path, relation } => match &relation.relation {
             Some(m) => eval::run_relation(path, m, relation, cli.json),
-            None => Err(crate::error::bad_input(
-                "collect stats: only --relation METHOD is available in this build",
-            )),
+            None => grow::run_stats(path, cli.json),
         },
+        Command::Update(a) => grow::run_update(a, cli.quiet, cli.json),
+        Command::Review(a) => grow::run_review(a, cli.quiet, cli.json),
+        Command::Explain(a) => grow::run_explain(a, cli.json),
+        Command::Serve(a) => grow::run_serve(a),
+        Command::Export(a) => grow::run_export(a, cli.quiet),
     }
 }
 

@@ -1,0 +1,149 @@
+//! Benchmark of `collect update` against a full rebuild: a store of N documents (default
+//! 100,000) made from `../shared/bench/perf/corpus-10k.jsonl` replicated with perturbed words,
+//! then 1,000 new documents added by `update`, once with SQL postings lookups and once with an
+//! in-memory index of the stored signatures. Skips cleanly when the corpus is absent.
+//!
+//! `cargo run --release --bin collect-bench-update [N]` (`COLLECT_BENCH_CORPUS` names another
+//! corpus path).
+
+use collect::pipeline::{self, BuildOptions};
+use collect::topic::Topic;
+use collect::update::{self, Lookup, UpdateOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// Texts are cut to this many bytes so that 100,000 of them fit a small disk and build in
+/// minutes; near-duplicates inside the corpus stay near-duplicates.
+const MAX_BYTES: usize = 3000;
+
+fn perturb(text: &str, replica: usize) -> String {
+    if replica == 0 {
+        return text.to_string();
+    }
+    // Every third word gets the replica number: no 4-word shingle survives from another
+    // replica, while copies inside one replica stay copies of each other.
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for (i, w) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+        if i % 3 == 0 && !w.is_empty() {
+            out.push_str(&format!("r{replica}"));
+        }
+    }
+    out
+}
+
+fn cut(s: &str) -> &str {
+    if s.len() <= MAX_BYTES {
+        return s;
+    }
+    let mut end = MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn write_docs(
+    out: &mut impl Write,
+    corpus: &[(String, String)],
+    replicas: std::ops::Range<usize>,
+    limit: usize,
+) -> usize {
+    let mut n = 0;
+    'outer: for r in replicas {
+        for (id, text) in corpus {
+            if n == limit {
+                break 'outer;
+            }
+            let row =
+                serde_json::json!({"id": format!("{id}#r{r}"), "text": perturb(cut(text), r)});
+            writeln!(out, "{row}").unwrap();
+            n += 1;
+        }
+    }
+    n
+}
+
+fn main() -> anyhow::Result<()> {
+    let corpus_path = std::env::var_os("COLLECT_BENCH_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/perf/corpus-10k.jsonl")
+        });
+    if !corpus_path.exists() {
+        println!("skipped: {} is absent", corpus_path.display());
+        return Ok(());
+    }
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
+    let added = 1000;
+    let mut corpus: Vec<(String, String)> = Vec::new();
+    collect::sources::local::for_each_jsonl_line(&corpus_path, |no, line| {
+        let d = collect::sources::local::parse_json_line(&corpus_path, no, line)?;
+        corpus.push((d.id.into_string(), d.text.into_owned()));
+        Ok(())
+    })?;
+    let dir = std::env::temp_dir().join(format!("collect-bench-update-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let root = dir.as_path();
+    let input = root.join("corpus.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&input)?);
+    let replicas = n.div_ceil(corpus.len());
+    let stored = write_docs(&mut f, &corpus, 0..replicas, n);
+    f.flush()?;
+    drop(f);
+    std::fs::write(
+        root.join("topic.yaml"),
+        "name: bench\nsources:\n  - {kind: local, path: corpus.jsonl}\nfilter: {min_words: 20}\n",
+    )?;
+    let topic = Topic::load(&root.join("topic.yaml"))?;
+    let out = root.join("out");
+    println!("store: {stored} documents ({} replicas of the perf corpus, texts cut to {MAX_BYTES} bytes)", replicas);
+
+    let t = Instant::now();
+    let b = pipeline::build(
+        &topic,
+        &BuildOptions {
+            out: Some(out.clone()),
+            force: false,
+            progress: false,
+        },
+    )?;
+    let build_s = t.elapsed().as_secs_f64();
+    println!(
+        "full build of {stored}: {build_s:.2} s ({} kept, {} duplicates)",
+        b.totals.kept, b.totals.duplicates
+    );
+
+    for (next_replica, lookup) in (replicas + 1..).zip([Lookup::Sql, Lookup::Memory]) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&input)?;
+        write_docs(&mut f, &corpus, next_replica..next_replica + 1, added);
+        let t = Instant::now();
+        let u = update::update(
+            &topic,
+            &UpdateOptions {
+                out: Some(out.clone()),
+                progress: false,
+                lookup,
+            },
+        )?;
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "update +{} ({lookup:?} lookup): {s:.2} s end to end, {:.3} s comparing against the store; {:.1}% of the full build ({} kept, {} duplicates, {} pairs for review)",
+            u.new,
+            u.compare_seconds,
+            100.0 * s / build_s,
+            u.kept,
+            u.duplicates,
+            u.new_review_pairs
+        );
+    }
+    std::fs::remove_dir_all(root)?;
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Commands that grow and curate a built collection: update, review, explain, serve, export,
+//! stats.
+
+use crate::error::bad_input;
+use crate::export::{self, Format};
+use crate::review::{self, PairStatus};
+use crate::store_ext::Decision;
+use crate::topic::Topic;
+use crate::update::{self, Lookup, UpdateOptions};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// `collect update`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The topic file (YAML) the collection was built from.
+    topic: PathBuf,
+    /// Collection directory (default: collections/<name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// How newcomers are compared with the store: sql (indexed lookups) or memory.
+    #[arg(long, default_value = "sql")]
+    lookup: String,
+}
+
+/// `collect review`.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Collection directory (default: the current directory).
+    #[arg(long, global = true, default_value = ".")]
+    collection: PathBuf,
+    #[command(subcommand)]
+    command: ReviewCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ReviewCommand {
+    /// List contained pairs (default: pending ones).
+    List {
+        /// pending, decided, moot or all.
+        #[arg(long, default_value = "pending")]
+        status: String,
+    },
+    /// Show both texts of a pair with the shared passages marked [[like this]].
+    Show {
+        /// Pair id.
+        id: i64,
+    },
+    /// Decide a pair: keep-both, drop-contained or drop-container.
+    Decide {
+        /// Pair id.
+        id: i64,
+        /// keep-both, drop-contained or drop-container.
+        decision: String,
+        /// Why (stored with the decision).
+        #[arg(long)]
+        note: Option<String>,
+    },
+}
+
+/// `collect explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Document id.
+    doc_id: String,
+    /// Collection directory (default: the current directory).
+    #[arg(long, default_value = ".")]
+    collection: PathBuf,
+}
+
+/// `collect serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Collection directory (default: the current directory).
+    dir: Option<PathBuf>,
+    /// Address to listen on; anything but loopback exposes the page to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: String,
+    /// Port (0: a free port, printed at start).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+/// `collect export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Collection directory.
+    dir: PathBuf,
+    /// txt (a directory of files), jsonl or csv.
+    #[arg(long)]
+    format: String,
+    /// Output file (jsonl, csv) or directory (txt); stdout when absent (jsonl, csv).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `collect update`.
+pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<()> {
+    let lookup = Lookup::parse(&a.lookup)
+        .ok_or_else(|| bad_input(format!("--lookup must be sql or memory, got {}", a.lookup)))?;
+    let topic = Topic::load(&a.topic)?;
+    let s = update::update(
+        &topic,
+        &UpdateOptions {
+            out: a.out.clone(),
+            progress: !quiet,
+            lookup,
+        },
+    )?;
+    if json {
+        println!("{}", serde_json::to_string(&s)?);
+    }
+    if !quiet {
+        eprintln!(
+            "{}: {} texts read, {} new; {} settled: {} kept, {} duplicates, {} new pairs for review; {} in the collection; report: {}",
+            s.out.display(),
+            s.read,
+            s.new,
+            s.settled,
+            s.kept,
+            s.duplicates,
+            s.new_review_pairs,
+            s.totals.kept,
+            s.out.join("report.md").display()
+        );
+    }
+    Ok(())
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "nan".into())
+}
+
+/// Runs `collect review`.
+pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
+    let dir = &a.collection;
+    match &a.command {
+        ReviewCommand::List { status } => {
+            let filter = match status.as_str() {
+                "pending" => Some(PairStatus::Pending),
+                "decided" => Some(PairStatus::Decided),
+                "moot" => Some(PairStatus::Moot),
+                "all" => None,
+                other => {
+                    return Err(bad_input(format!(
+                        "--status must be pending, decided, moot or all, got {other}"
+                    )))
+                }
+            };
+            let store = review::open_collection(dir)?;
+            let list = review::list(&store, filter)?;
+            if json {
+                for p in &list {
+                    println!("{}", serde_json::to_string(p)?);
+                }
+            } else {
+                println!("pair\tstatus\ta\tb\tresemblance\tcont_a_in_b\tcont_b_in_a\tcontained\tdecision");
+                for p in &list {
+                    println!(
+                        "{}\t{}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
+                        p.id,
+                        serde_json::to_value(p.status)?.as_str().unwrap_or(""),
+                        p.a,
+                        p.b,
+                        p.resemblance,
+                        fmt_opt(p.cont_a_in_b),
+                        fmt_opt(p.cont_b_in_a),
+                        p.contained,
+                        p.decision.as_deref().unwrap_or("-")
+                    );
+                }
+            }
+            Ok(())
+        }
+        ReviewCommand::Show { id } => {
+            let store = review::open_collection(dir)?;
+            let d = review::show(&store, *id)?;
+            if json {
+                println!("{}", serde_json::to_string(&d)?);
+                return Ok(());
+            }
+            let s = &d.summary;
+            println!(
+                "pair {}: {} · resemblance {:.3} · cont(a in b) {} · cont(b in a) {}{}",
+                s.id,
+                serde_json::to_value(s.status)?.as_str().unwrap_or(""),
+                s.resemblance,
+                fmt_opt(s.cont_a_in_b),
+                fmt_opt(s.cont_b_in_a),
+                if s.verified { " (full index)" } else { "" }
+            );
+            if let Some(dec) = &s.decision {
+                println!(
+                    "decided: {dec}{}",
+                    s.note
+                        .as_deref()
+                        .map(|n| format!(" — {n}"))
+                        .unwrap_or_default()
+                );
+            }
+            for (name, id, url, src, title, text, passages) in [
+                (
+                    "a",
+                    &s.a,
+                    &s.url_a,
+                    &s.source_a,
+                    &s.title_a,
+                    &d.text_a,
+                    &d.passages_a,
+                ),
+                (
+                    "b",
+                    &s.b,
+                    &s.url_b,
+                    &s.source_b,
+                    &s.title_b,
+                    &d.text_b,
+                    &d.passages_b,
+                ),
+            ] {
+                println!(
+                    "\n=== {name}: {id}{} · source {src} · {} · {} shared passages{}",
+                    title
+                        .as_deref()
+                        .map(|t| format!(" · {t}"))
+                        .unwrap_or_default(),
+                    url.as_deref().unwrap_or("no URL"),
+                    passages.len(),
+                    if &s.contained == id {
+                        " · CONTAINED"
+                    } else {
+                        ""
+                    }
+                );
+                println!("{}", review::mark_plain(text, passages));
+            }
+            Ok(())
+        }
+        ReviewCommand::Decide { id, decision, note } => {
+            let d = Decision::parse(decision).ok_or_else(|| {
+                bad_input(format!(
+                    "decision must be keep-both, drop-contained or drop-container, got {decision}"
+                ))
+            })?;
+            let mut store = review::open_collection(dir)?;
+            review::decide(&mut store, dir, *id, d, note.as_deref())?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&review::show(&store, *id)?.summary)?
+                );
+            } else if !quiet {
+                eprintln!("pair {id}: {} saved and applied", d.as_str());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Runs `collect explain`.
+pub fn run_explain(a: &ExplainArgs, json: bool) -> Result<()> {
+    let store = review::open_collection(&a.collection)?;
+    let e = review::explain(&store, &a.doc_id)?;
+    if json {
+        println!("{}", serde_json::to_string(&e)?);
+        return Ok(());
+    }
+    println!("{} ({}): {}", e.id, e.status, e.why);
+    println!(
+        "source {} · {} · {} words · stored by run {}",
+        e.source,
+        e.url.as_deref().unwrap_or(&e.locator),
+        e.words,
+        e.added_run
+    );
+    if let Some(r) = &e.reason {
+        println!("reason: {r}");
+    }
+    if let Some(d) = &e.duplicate_of {
+        println!("duplicate of: {d}");
+    }
+    for p in &e.pairs {
+        println!(
+            "pair {} with {}: {} · resemblance {:.3} · cont(this in other) {} · cont(other in this) {} · decision {}{}",
+            p.id,
+            p.other,
+            p.verdict,
+            p.resemblance,
+            fmt_opt(p.cont_this_in_other),
+            fmt_opt(p.cont_other_in_this),
+            p.decision.as_deref().unwrap_or("none"),
+            p.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
+        );
+        for h in &p.history {
+            println!(
+                "  decided {} at {} (unix time){}",
+                h.decision,
+                h.decided_at,
+                h.note
+                    .as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Runs `collect serve`.
+pub fn run_serve(a: &ServeArgs) -> Result<()> {
+    crate::serve::serve(&crate::serve::ServeOptions {
+        dir: a.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+        bind: a.bind.clone(),
+        port: a.port,
+    })
+}
+
+/// Runs `collect export`.
+pub fn run_export(a: &ExportArgs, quiet: bool) -> Result<()> {
+    let format = Format::parse(&a.format).ok_or_else(|| {
+        bad_input(format!(
+            "--format must be txt, jsonl or csv, got {}",
+            a.format
+        ))
+    })?;
+    let store = review::open_collection(&a.dir)?;
+    let n = match (format, &a.out) {
+        (Format::Txt, None) => {
+            return Err(bad_input(
+                "--format txt writes a directory: give it with --out DIR",
+            ))
+        }
+        (Format::Txt, Some(dir)) => export::export_txt(&store, dir)?,
+        (_, Some(path)) => {
+            let tmp = path.with_extension("part");
+            let n = {
+                let f = std::fs::File::create(&tmp)
+                    .with_context(|| format!("{}: cannot create", tmp.display()))?;
+                let mut w = std::io::BufWriter::new(f);
+                export::export_stream(&store, format, &mut w)
+                    .with_context(|| format!("{}: cannot write", tmp.display()))?
+            };
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            n
+        }
+        (_, None) => {
+            let stdout = std::io::stdout();
+            let mut w = std::io::BufWriter::new(stdout.lock());
+            match export::export_stream(&store, format, &mut w) {
+                Ok(n) => n,
+                // A reader that stops early (`| head`) is not a failure of the export.
+                Err(e) if is_broken_pipe(&e) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    if !quiet {
+        eprintln!(
+            "{}: exported {n} texts{}",
+            a.dir.display(),
+            a.out
+                .as_deref()
+                .map(|p: &Path| format!(" to {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Runs `collect stats`.
+pub fn run_stats(dir: &std::path::Path, json: bool) -> Result<()> {
+    let store = review::open_collection(dir)?;
+    let s = crate::stats::stats(&store)?;
+    if json {
+        println!("{}", serde_json::to_string(&s)?);
+    } else {
+        print!("{}", crate::stats::render(&store, &s)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,418 @@
+//! Store queries for `update`, review, export and stats (kept apart from `store.rs`, which the
+//! build stages own, so both can change without touching each other).
+
+use crate::store::{nan_to_null, now, status, Store, StoredPair};
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, OptionalExtension};
+
+/// A document's metadata without its text: what manifests, reports and listings need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocMeta {
+    /// Row number (the postings refer to it).
+    pub num: i64,
+    /// Stable id.
+    pub id: String,
+    /// Report name of the source.
+    pub source: String,
+    /// Position of the source in the topic.
+    pub source_rank: u32,
+    /// File path or URL it came from.
+    pub locator: String,
+    /// Web address.
+    pub url: Option<String>,
+    /// Title.
+    pub title: Option<String>,
+    /// Language.
+    pub lang: Option<String>,
+    /// Bytes before cleaning.
+    pub raw_bytes: u64,
+    /// Bytes of the cleaned text.
+    pub text_bytes: u64,
+    /// Words in the cleaned text.
+    pub words: u64,
+    /// SHA-256 of the cleaned text.
+    pub sha256: String,
+    /// Status (see `store::status`).
+    pub status: String,
+    /// Why it was rejected or dropped.
+    pub reason: Option<String>,
+    /// The kept document it duplicates.
+    pub duplicate_of: Option<String>,
+    /// The review pair whose decision dropped it.
+    pub dropped_by: Option<i64>,
+    /// Run that stored it.
+    pub added_run: i64,
+}
+
+const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
+    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run";
+
+fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
+    Ok(DocMeta {
+        num: r.get(0)?,
+        id: r.get(1)?,
+        source: r.get(2)?,
+        source_rank: r.get(3)?,
+        locator: r.get(4)?,
+        url: r.get(5)?,
+        title: r.get(6)?,
+        lang: r.get(7)?,
+        raw_bytes: r.get::<_, i64>(8)? as u64,
+        text_bytes: r.get::<_, i64>(9)? as u64,
+        words: r.get::<_, i64>(10)? as u64,
+        sha256: r.get(11)?,
+        status: r.get(12)?,
+        reason: r.get(13)?,
+        duplicate_of: r.get(14)?,
+        dropped_by: r.get(15)?,
+        added_run: r.get(16)?,
+    })
+}
+
+/// A curator's choice on a contained pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Both texts stay.
+    KeepBoth,
+    /// The text contained in the other leaves the collection.
+    DropContained,
+    /// The text that contains the other leaves the collection.
+    DropContainer,
+}
+
+impl Decision {
+    /// The name used on the command line, in the store and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::KeepBoth => "keep-both",
+            Decision::DropContained => "drop-contained",
+            Decision::DropContainer => "drop-container",
+        }
+    }
+
+    /// Parses a decision name.
+    pub fn parse(s: &str) -> Option<Decision> {
+        match s {
+            "keep-both" => Some(Decision::KeepBoth),
+            "drop-contained" => Some(Decision::DropContained),
+            "drop-container" => Some(Decision::DropContainer),
+            _ => None,
+        }
+    }
+}
+
+/// A stored pair with its review state.
+#[derive(Debug, Clone)]
+pub struct ReviewPair {
+    /// Scores and verdict.
+    pub pair: StoredPair,
+    /// The decision taken, if any.
+    pub decision: Option<String>,
+    /// The curator's note.
+    pub note: Option<String>,
+    /// When it was decided (seconds since the epoch).
+    pub decided_at: Option<String>,
+}
+
+impl ReviewPair {
+    /// Id of the document that is (more) contained in the other.
+    pub fn contained(&self) -> &str {
+        let ab = nan_or(self.pair.cont_a_in_b);
+        let ba = nan_or(self.pair.cont_b_in_a);
+        if ab >= ba {
+            &self.pair.a
+        } else {
+            &self.pair.b
+        }
+    }
+
+    /// Id of the document that contains the other.
+    pub fn container(&self) -> &str {
+        if self.contained() == self.pair.a {
+            &self.pair.b
+        } else {
+            &self.pair.a
+        }
+    }
+}
+
+fn nan_or(x: f64) -> f64 {
+    if x.is_nan() {
+        -1.0
+    } else {
+        x
+    }
+}
+
+/// One entry of the decision log.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DecisionRecord {
+    /// The pair decided.
+    pub pair: i64,
+    /// The decision.
+    pub decision: String,
+    /// The note given with it.
+    pub note: Option<String>,
+    /// When (seconds since the epoch).
+    pub decided_at: String,
+}
+
+const PAIR_COLS: &str = "id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified,
+    decision, note, decided_at";
+
+fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewPair> {
+    Ok(ReviewPair {
+        pair: StoredPair {
+            id: r.get(0)?,
+            a: r.get(1)?,
+            b: r.get(2)?,
+            inter: r.get(3)?,
+            resemblance: r.get(4)?,
+            cont_a_in_b: r.get::<_, Option<f64>>(5)?.unwrap_or(f64::NAN),
+            cont_b_in_a: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
+            verdict: r.get(7)?,
+            verified: r.get::<_, i64>(8)? != 0,
+        },
+        decision: r.get(9)?,
+        note: r.get(10)?,
+        decided_at: r.get(11)?,
+    })
+}
+
+impl Store {
+    /// Metadata of every document, ordered by id.
+    pub fn document_metas(&self) -> Result<Vec<DocMeta>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {META_COLS} FROM documents ORDER BY id"))?;
+        let rows = stmt.query_map([], meta_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Metadata of one document by id.
+    pub fn document_meta(&self, id: &str) -> Result<Option<DocMeta>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {META_COLS} FROM documents WHERE id = ?1"),
+                [id],
+                meta_row,
+            )
+            .optional()?)
+    }
+
+    /// Metadata of one document by row number.
+    pub fn document_meta_by_num(&self, num: i64) -> Result<Option<DocMeta>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {META_COLS} FROM documents WHERE num = ?1"),
+                [num],
+                meta_row,
+            )
+            .optional()?)
+    }
+
+    /// The cleaned text of one document.
+    pub fn document_text(&self, id: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT text FROM documents WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    /// Ids and texts of all documents with a status, in id order (one scan, for bulk export).
+    pub fn texts_with_status(&self, st: &str) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, text FROM documents WHERE status = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([st], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Row numbers of the documents holding fingerprint `fp` (an indexed lookup).
+    pub fn docs_with_fingerprint(&self, fp: u64) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT doc FROM postings WHERE fp = ?1")?;
+        let rows = stmt.query_map([fp as i64], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The signature of one document by row number, sorted.
+    pub fn signature_of(&self, num: i64) -> Result<Vec<u64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT fp FROM postings WHERE doc = ?1")?;
+        let rows = stmt.query_map([num], |r| r.get::<_, i64>(0))?;
+        let mut sig: Vec<u64> = rows
+            .map(|r| r.map(|x| x as u64))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        sig.sort_unstable();
+        Ok(sig)
+    }
+
+    /// Row numbers of all documents with a status.
+    pub fn nums_with_status(&self, st: &str) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT num FROM documents WHERE status = ?1 ORDER BY num")?;
+        let rows = stmt.query_map([st], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Every (fingerprint, document) posting of documents that are no longer pending.
+    pub fn settled_postings(&self) -> Result<Vec<(u64, i64)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT p.fp, p.doc FROM postings p JOIN documents d ON d.num = p.doc
+             WHERE d.status IN ('kept', 'duplicate', 'dropped')",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Pairs with the given verdict (all when `None`), ordered by id.
+    pub fn review_pairs(&self, verdict: Option<&str>) -> Result<Vec<ReviewPair>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {PAIR_COLS} FROM pairs WHERE ?1 IS NULL OR verdict = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([verdict], pair_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// One pair by id.
+    pub fn review_pair(&self, id: i64) -> Result<Option<ReviewPair>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {PAIR_COLS} FROM pairs WHERE id = ?1"),
+                [id],
+                pair_row,
+            )
+            .optional()?)
+    }
+
+    /// Pairs that involve a document, ordered by id.
+    pub fn pairs_of(&self, doc: &str) -> Result<Vec<ReviewPair>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([doc], pair_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The decision log of a pair, oldest first.
+    pub fn decision_log(&self, pair: i64) -> Result<Vec<DecisionRecord>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT pair, decision, note, decided_at FROM decisions WHERE pair = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([pair], |r| {
+            Ok(DecisionRecord {
+                pair: r.get(0)?,
+                decision: r.get(1)?,
+                note: r.get(2)?,
+                decided_at: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Records a curator's decision on a contained pair and applies it, in one transaction.
+    ///
+    /// A changed decision first undoes what the earlier one dropped. Only a document still in
+    /// the collection can be dropped: a duplicate is out already and stays as it is.
+    pub fn decide_pair(
+        &mut self,
+        pair_id: i64,
+        decision: Decision,
+        note: Option<&str>,
+    ) -> Result<()> {
+        let p = match self.review_pair(pair_id)? {
+            Some(p) => p,
+            None => bail!(crate::error::BadInput(format!(
+                "{}: no pair {pair_id}",
+                self.path().display()
+            ))),
+        };
+        if p.pair.verdict != "contained" {
+            bail!(crate::error::BadInput(format!(
+                "pair {pair_id} is a {} pair, not one for review (only contained pairs are)",
+                p.pair.verdict
+            )));
+        }
+        let at = now();
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE documents SET status = ?1, dropped_by = NULL, reason = NULL
+             WHERE dropped_by = ?2 AND status = ?3",
+            params![status::KEPT, pair_id, status::DROPPED],
+        )?;
+        let drop = match decision {
+            Decision::KeepBoth => None,
+            Decision::DropContained => Some((p.contained(), p.container())),
+            Decision::DropContainer => Some((p.container(), p.contained())),
+        };
+        if let Some((gone, other)) = drop {
+            let reason = format!(
+                "review pair {pair_id}: {} (other text {other})",
+                decision.as_str()
+            );
+            tx.execute(
+                "UPDATE documents SET status = ?1, dropped_by = ?2, reason = ?3
+                 WHERE id = ?4 AND status = ?5",
+                params![status::DROPPED, pair_id, reason, gone, status::KEPT],
+            )?;
+        }
+        tx.execute(
+            "UPDATE pairs SET decision = ?1, note = ?2, decided_at = ?3 WHERE id = ?4",
+            params![decision.as_str(), note, at, pair_id],
+        )?;
+        tx.execute(
+            "INSERT INTO decisions(pair, decision, note, decided_at) VALUES (?1, ?2, ?3, ?4)",
+            params![pair_id, decision.as_str(), note, at],
+        )?;
+        tx.commit()
+            .with_context(|| format!("{}: cannot save the decision", self.path().display()))?;
+        Ok(())
+    }
+
+    /// Writes the outcome of an update in one transaction: statuses of the newcomers and their
+    /// pairs. Pairs already stored keep their decisions.
+    pub fn record_update(
+        &mut self,
+        outcomes: &[(String, &str, Option<String>)],
+        pairs: &[StoredPair],
+        run: i64,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut upd = tx.prepare_cached(
+                "UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3 AND status = ?4",
+            )?;
+            for (id, st, dup) in outcomes {
+                upd.execute(params![st, dup, id, status::PENDING])?;
+            }
+            let mut ins = tx.prepare_cached(
+                "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(a, b) DO NOTHING",
+            )?;
+            for p in pairs {
+                ins.execute(params![
+                    p.a,
+                    p.b,
+                    p.inter,
+                    p.resemblance,
+                    nan_to_null(p.cont_a_in_b),
+                    nan_to_null(p.cont_b_in_a),
+                    p.verdict,
+                    p.verified as i64,
+                    run
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}

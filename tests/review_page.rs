@@ -1,0 +1,340 @@
+//! End to end: the review page in headless Chromium, driven over the DevTools protocol.
+//! Opens the queue, opens a pair, decides it with the keyboard and checks the store changed.
+//! Skips (saying why) only when no Chromium is installed and CI is not set.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_collect");
+
+fn chromium() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Kills the child when dropped, so a failing assertion leaves no process behind.
+struct Guard(Child);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Cdp {
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    next: u64,
+}
+
+impl Cdp {
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let msg = json!({"id": id, "method": method, "params": params}).to_string();
+        self.ws.send(tungstenite::Message::Text(msg)).unwrap();
+        loop {
+            let m = self.ws.read().unwrap();
+            if let tungstenite::Message::Text(t) = m {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                if v["id"] == id {
+                    assert!(v.get("error").is_none(), "{method}: {v}");
+                    return v["result"].clone();
+                }
+            }
+        }
+    }
+    fn eval(&mut self, expr: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true}),
+        );
+        r["result"]["value"].clone()
+    }
+    /// Waits until `expr` evaluates to true in a fully loaded page.
+    fn wait_for(&mut self, expr: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let cond = format!("document.readyState === 'complete' && ({expr})");
+        while Instant::now() < deadline {
+            if self.eval(&cond) == json!(true) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "timed out waiting for {expr}; page: {}",
+            self.eval("location.href")
+        );
+    }
+    fn key(&mut self, key: &str, code: &str, vk: u32) {
+        for ty in ["keyDown", "keyUp"] {
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({"type": ty, "key": key, "code": code, "text": key,
+                       "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}),
+            );
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange; reads the head and `Content-Length` bytes, since not every server
+/// closes the connection when asked to.
+fn http(port: u16, request: &str) -> String {
+    let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    (&s).write_all(request.as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).unwrap();
+    head + &String::from_utf8_lossy(&body)
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn decide_a_pair_by_keyboard_in_chromium() {
+    let Some(chrome) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but no chromium binary was found: .ci/run must install it"
+        );
+        eprintln!("skipped: no chromium binary on PATH (apt-get install -y chromium)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let texts = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");
+    std::fs::write(
+        root.join("topic.yaml"),
+        format!(
+            "name: page\nsources:\n  - {{kind: local, path: {}}}\n",
+            texts.display()
+        ),
+    )
+    .unwrap();
+    run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
+    let pending: Vec<Value> = run_ok(root, &["--json", "review", "list", "--collection", "out"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(pending.len() >= 2, "examples/texts give contained pairs");
+    let first = pending[0]["id"].as_i64().unwrap();
+
+    let mut server = Command::new(BIN)
+        .args(["serve", "out", "--port", "0"])
+        .current_dir(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let _server = Guard(server);
+    let url = url.trim().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let port: u16 = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    // A state-changing request without the page's token is refused and changes nothing.
+    let body = "decision=keep-both";
+    let resp = http(
+        port,
+        &format!(
+            "POST /pair/{first}/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(resp.starts_with("HTTP/1.1 403"), "{resp}");
+
+    let profile = root.join("chromium-profile");
+    let mut browser = Command::new(&chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-port=0",
+            "--window-size=1400,1000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("about:blank")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = browser.stderr.take().unwrap();
+    let _browser = Guard(browser);
+    let mut lines = BufReader::new(stderr).lines();
+    let mut devtools_port = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line.split("DevTools listening on ws://127.0.0.1:").nth(1) {
+            devtools_port = rest.split('/').next().and_then(|p| p.parse::<u16>().ok());
+            break;
+        }
+    }
+    // Keep draining Chromium's stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let devtools_port = devtools_port.expect("chromium printed no DevTools address");
+    let list = http(
+        devtools_port,
+        // The Host header's port is the one Chromium writes into the WebSocket addresses.
+        &format!(
+            "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1:{devtools_port}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    let targets: Value = serde_json::from_str(list.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    let ws_url = targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "page")
+        .expect("a page target")["webSocketDebuggerUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ws, _) = tungstenite::connect(ws_url.as_str()).unwrap();
+    let mut cdp = Cdp { ws, next: 0 };
+    cdp.call("Page.enable", json!({}));
+    cdp.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
+    );
+
+    // The queue lists the pending pairs with counts.
+    cdp.call("Page.navigate", json!({"url": url}));
+    cdp.wait_for("document.querySelectorAll('tr.pending').length > 0");
+    let rows = cdp.eval("document.querySelectorAll('tr.pending').length");
+    assert_eq!(rows, json!(pending.len()));
+    assert!(cdp
+        .eval("document.querySelector('header').textContent")
+        .as_str()
+        .unwrap()
+        .contains(&format!("{} pending", pending.len())));
+
+    // Open the first pair from the queue; its shared passages are marked and linked.
+    cdp.eval("document.querySelector('tr.pending a').click()");
+    cdp.wait_for(&format!("location.pathname === '/pair/{first}'"));
+    let marks = cdp.eval("document.querySelectorAll('#doc-a mark a[href^=\"#b\"]').length");
+    assert!(marks.as_u64().unwrap() > 0, "no linked shared passage");
+
+    // Keyboard: j goes to the next pair, k back, 2 drops the contained text.
+    cdp.key("j", "KeyJ", 74);
+    cdp.wait_for(&format!("location.pathname !== '/pair/{first}'"));
+    cdp.key("k", "KeyK", 75);
+    cdp.wait_for(&format!("location.pathname === '/pair/{first}'"));
+    cdp.key("2", "Digit2", 50);
+    cdp.wait_for(&format!(
+        "location.pathname !== '/pair/{first}' && location.pathname !== '/pair/{first}/decide'"
+    ));
+
+    let decided: Vec<Value> = run_ok(
+        root,
+        &[
+            "--json",
+            "review",
+            "list",
+            "--status",
+            "decided",
+            "--collection",
+            "out",
+        ],
+    )
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    assert_eq!(decided.len(), 1);
+    assert_eq!(decided[0]["id"], first);
+    assert_eq!(decided[0]["decision"], "drop-contained");
+    let gone = pending[0]["contained"].as_str().unwrap();
+    assert!(!root.join(format!("out/docs/{gone}.txt")).exists());
+
+    // The page it landed on is the next pending pair: the screenshot for the README.
+    let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
+    let png = decode_base64(shot["data"].as_str().unwrap());
+    assert!(png.starts_with(b"\x89PNG"));
+    let target = match std::env::var_os("COLLECT_SCREENSHOT") {
+        Some(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/review.png"),
+        None => root.join("review.png"),
+    };
+    std::fs::write(&target, png).unwrap();
+}
+
+fn decode_base64(s: &str) -> Vec<u8> {
+    let val = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a' + 26) as u32,
+            b'0'..=b'9' => (c - b'0' + 52) as u32,
+            b'+' => 62,
+            _ => 63,
+        }
+    };
+    let bytes: Vec<u8> = s
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= val(c) << (18 - 6 * i);
+        }
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
+}
