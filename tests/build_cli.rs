@@ -1,0 +1,246 @@
+//! `collect build` and `collect dedup` run as a user runs them, on the real texts in
+//! examples/texts (PEP revisions: natural near-duplicates; see examples/texts/SOURCE.md).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn collect(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_collect"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("collect runs")
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts")
+}
+
+fn write_topic(dir: &Path, source: &str) -> PathBuf {
+    let topic = dir.join("topic.yaml");
+    std::fs::write(
+        &topic,
+        format!(
+            "name: peps\ntitle: PEPs\nlanguages: [en, ru]\nsources:\n  - {source}\nfilter: {{min_words: 100}}\ndedup: {{method: modm, shingle: 4, modulus: 25, resemblance: 0.5, containment: 0.5}}\n"
+        ),
+    )
+    .unwrap();
+    topic
+}
+
+/// Every file of a directory tree, by relative path.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !p.to_string_lossy().contains("collection.sqlite") {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn manifest(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("manifest.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn build_report_rerun_and_force_are_consistent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let topic = write_topic(
+        tmp.path(),
+        &format!("{{kind: local, path: {}}}", examples().display()),
+    );
+    let out = tmp.path().join("out");
+    let t = topic.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    let first = collect(&["build", t, "--out", o, "--quiet"], tmp.path());
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+
+    let rows = manifest(&out);
+    assert_eq!(rows.len(), 22, "every input has a manifest row");
+    let by_id: BTreeMap<String, &serde_json::Value> = rows
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r))
+        .collect();
+    let status = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
+    assert!(
+        status("duplicate") >= 3,
+        "PEP revisions are near-duplicates"
+    );
+    assert!(status("short") >= 1, "the 21-word PEP stub is short");
+    for r in &rows {
+        match r["status"].as_str().unwrap() {
+            "duplicate" => {
+                let kept = by_id[r["duplicate_of"].as_str().unwrap()];
+                assert_eq!(kept["status"], "kept");
+                assert!(
+                    kept["words"].as_u64() >= r["words"].as_u64(),
+                    "the longest copy stays"
+                );
+            }
+            "kept" => {
+                let id = r["id"].as_str().unwrap();
+                let text = std::fs::read_to_string(out.join(format!("docs/{id}.txt"))).unwrap();
+                assert!(!text.trim().is_empty());
+            }
+            _ => assert!(!out
+                .join(format!("docs/{}.txt", r["id"].as_str().unwrap()))
+                .exists()),
+        }
+    }
+    // The three revisions of PEP 100 are one text in the collection.
+    let pep100: Vec<_> = rows
+        .iter()
+        .filter(|r| r["locator"].as_str().unwrap().starts_with("pep-0100"))
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        pep100.iter().filter(|s| **s == "kept").count(),
+        1,
+        "{pep100:?}"
+    );
+
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| source | texts before | MB before | texts after cleaning"));
+    assert!(report.contains("| local | 22 |"), "{report}");
+
+    // Building over a collection is refused (exit 2) and points to update.
+    let again = collect(&["build", t, "--out", o], tmp.path());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("collect update"));
+
+    // --force rebuilds to byte-identical output.
+    let before = snapshot(&out);
+    let forced = collect(&["build", t, "--out", o, "--force", "--quiet"], tmp.path());
+    assert!(forced.status.success());
+    assert_eq!(before, snapshot(&out));
+}
+
+#[test]
+fn same_collection_whatever_thread_count_or_input_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines: Vec<String> = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(examples())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    for f in &files {
+        let id = f.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(f).unwrap();
+        lines.push(serde_json::json!({"id": id, "text": text}).to_string());
+    }
+    let forward = tmp.path().join("forward.jsonl");
+    std::fs::write(&forward, lines.join("\n")).unwrap();
+    lines.reverse();
+    let backward = tmp.path().join("backward.jsonl");
+    std::fs::write(&backward, lines.join("\n")).unwrap();
+
+    let mut results = Vec::new();
+    for (input, threads) in [(&forward, "1"), (&forward, "2"), (&backward, "2")] {
+        let dir = tempfile::tempdir_in(tmp.path()).unwrap();
+        let topic = write_topic(
+            dir.path(),
+            &format!("{{kind: local, path: {}}}", input.display()),
+        );
+        let out = dir.path().join("out");
+        let r = collect(
+            &[
+                "build",
+                topic.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+                "--threads",
+                threads,
+            ],
+            dir.path(),
+        );
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        results.push(snapshot(&out));
+
+        let d = collect(
+            &[
+                "dedup",
+                input.to_str().unwrap(),
+                "--all-pairs",
+                "--quiet",
+                "--threads",
+                threads,
+            ],
+            dir.path(),
+        );
+        assert!(d.status.success());
+        results.push(BTreeMap::from([("dedup".to_string(), d.stdout)]));
+    }
+    assert!(results[0].contains_key("manifest.jsonl"));
+    assert_eq!(results[0], results[2], "thread count changes nothing");
+    assert_eq!(results[0], results[4], "input order changes nothing");
+    assert_eq!(results[1], results[3]);
+    assert_eq!(results[1], results[5]);
+}
+
+#[test]
+fn bad_topic_is_reported_with_its_place_and_exit_code_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let topic = tmp.path().join("x.yaml");
+    std::fs::write(
+        &topic,
+        "name: x\nsources:\n  - {kind: local, path: .}\nfilter: {min_wrods: 3}\n",
+    )
+    .unwrap();
+    let r = collect(&["build", topic.to_str().unwrap()], tmp.path());
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains(&format!("{}:4:", topic.display())), "{err}");
+    assert!(err.contains("min_wrods"), "{err}");
+}
+
+#[test]
+fn dedup_tsv_lists_pep_revisions_as_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = collect(
+        &["dedup", examples().to_str().unwrap(), "--quiet"],
+        tmp.path(),
+    );
+    assert!(r.status.success());
+    let tsv = String::from_utf8(r.stdout).unwrap();
+    let mut lines = tsv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("a\tb\tresemblance\tcont_a_in_b\tcont_b_in_a\tverdict")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
+    assert!(rows.iter().any(|r| r[0].starts_with("pep-0100")
+        && r[1].starts_with("pep-0100")
+        && r[5] == "duplicate"));
+    for r in &rows {
+        assert!(r[0] < r[1], "pairs are ordered by id");
+        let res: f64 = r[2].parse().unwrap();
+        assert!((0.0..=1.0).contains(&res));
+    }
+    // Bad input: a JSONL line that is not JSON names its line.
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"id\":\"a\",\"text\":\"x\"}\nnot json\n").unwrap();
+    let r = collect(&["dedup", bad.to_str().unwrap()], tmp.path());
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("bad.jsonl:2:"));
+}

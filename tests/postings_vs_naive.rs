@@ -1,0 +1,54 @@
+//! The postings engine against naive pairwise computation on real texts (examples/texts).
+
+use collect::canon::{Canonicalizer, StopWords};
+use collect::dedup::{shared_pairs, Postings};
+use collect::signature::{intersection_size, Detector, Full, MinN, ModM};
+
+fn texts() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect()
+}
+
+#[test]
+fn postings_counts_equal_naive_intersections() {
+    let texts = texts();
+    let mut canon = Canonicalizer::new(StopWords::default_shared());
+    let detectors: Vec<Box<dyn Detector>> = vec![
+        Box::new(ModM::new(4, 25, 8)),
+        Box::new(ModM::new(4, 25, 0)),
+        Box::new(Full::new(4)),
+        Box::new(MinN::new(4, 160)),
+    ];
+    for det in detectors {
+        let sigs: Vec<Vec<u64>> = texts
+            .iter()
+            .map(|t| det.sign(&canon.canonicalize(t)))
+            .collect();
+        let fast = shared_pairs(&sigs, &Postings::build(&sigs));
+        let mut naive = Vec::new();
+        for a in 0..sigs.len() {
+            for b in a + 1..sigs.len() {
+                let i = intersection_size(&sigs[a], &sigs[b]);
+                if i > 0 {
+                    naive.push((a as u32, b as u32, i as u32));
+                }
+            }
+        }
+        assert!(
+            !naive.is_empty(),
+            "{}: the PEP revisions share shingles",
+            det.key()
+        );
+        assert_eq!(fast, naive, "{}", det.key());
+    }
+}
