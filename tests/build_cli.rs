@@ -244,3 +244,34 @@ fn dedup_tsv_lists_pep_revisions_as_duplicates() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("bad.jsonl:2:"));
 }
+
+#[test]
+fn shipped_topics_parse_and_plan_without_fetching() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["dogs", "interior", "landscape", "reenactment", "example"] {
+        let topic = root.join(format!("topics/{name}.yaml"));
+        let r = Command::new(env!("CARGO_BIN_EXE_collect"))
+            .args(["build", topic.to_str().unwrap(), "--dry-run"])
+            .env_remove("BRAVE_API_KEY")
+            .env_remove("YANDEX_API_KEY")
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let plan = String::from_utf8_lossy(&r.stdout);
+        assert!(plan.contains("nothing fetched"), "{name}: {plan}");
+        if name != "example" {
+            assert!(
+                plan.contains("mediawiki:ru.wikipedia.org\t"),
+                "{name}: {plan}"
+            );
+            assert!(
+                plan.contains("skipped: environment variable BRAVE_API_KEY"),
+                "{name}: {plan}"
+            );
+        }
+    }
+}
