@@ -55,7 +55,211 @@ pub fn extract(html: &str, url: Option<&str>) -> Extracted {
             text = retry;
         }
     }
+    // Pages rendered by scripts may carry their text only in JSON-LD
+    // (`articleBody`) or, failing that, in the meta description.
+    let chars = count_chars(&text);
+    if let Some(body) = page.ld_body.as_deref() {
+        let body = paragraphs(body);
+        if count_chars(&body) > 2 * chars.max(100) {
+            return Extracted { title, text: body };
+        }
+    }
+    if chars < 100 {
+        if let Some(d) = page.description.as_deref() {
+            let d = normalize_space(d);
+            if count_chars(&d) > chars.max(50) {
+                text = d;
+            }
+        }
+    }
+    let text = drop_repeated_runs(drop_counter_lines(text));
     Extracted { title, text }
+}
+
+/// A line that is only a counter ("44 reactions", "7 min read", "1.2k views"):
+/// engagement and reading-time widgets, not text.
+fn is_counter_line(line: &str) -> bool {
+    const UNITS: &[&str] = &[
+        "comment",
+        "comments",
+        "reaction",
+        "reactions",
+        "like",
+        "likes",
+        "min read",
+        "minute read",
+        "minutes read",
+        "view",
+        "views",
+        "reply",
+        "replies",
+        "share",
+        "shares",
+        "vote",
+        "votes",
+        "answer",
+        "answers",
+    ];
+    let line = line.trim();
+    let num_end = line
+        .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+        .unwrap_or(line.len());
+    if num_end == 0 || !line.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let rest = line[num_end..].trim_start();
+    let rest = rest
+        .strip_prefix(['k', 'K', 'm', 'M'])
+        .filter(|r| r.starts_with(char::is_whitespace))
+        .unwrap_or(rest);
+    if rest.len() == line[num_end..].len() {
+        // No space between the number and the unit: "7min" is not a counter line here.
+        return false;
+    }
+    let unit = rest.trim();
+    unit.len() <= 14 && UNITS.iter().any(|u| u.eq_ignore_ascii_case(unit))
+}
+
+fn drop_counter_lines(text: String) -> String {
+    if !text.lines().any(is_counter_line) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for para in text.split("\n\n") {
+        let mut kept = String::new();
+        for line in para.split('\n').filter(|l| !is_counter_line(l)) {
+            if !kept.is_empty() {
+                kept.push('\n');
+            }
+            kept.push_str(line);
+        }
+        if !kept.trim().is_empty() {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&kept);
+        }
+    }
+    out
+}
+
+/// Consecutive paragraphs repeated verbatim (carousels and tabs rendered
+/// twice, mobile and desktop copies of a block): a run of `RUN` paragraphs
+/// seen before, with at least `RUN_MIN_WORDS` words, is dropped. Single
+/// repeated lines are kept, as listings repeat them legitimately.
+fn drop_repeated_runs(text: String) -> String {
+    const RUN: usize = 3;
+    const RUN_MIN_WORDS: usize = 10;
+    let paras: Vec<&str> = text.split("\n\n").collect();
+    if paras.len() < 2 * RUN {
+        return text;
+    }
+    let keys: Vec<&str> = paras.iter().map(|p| p.trim()).collect();
+    let mut drop = vec![false; paras.len()];
+    let mut first: std::collections::HashMap<&[&str], usize> = std::collections::HashMap::new();
+    for i in 0..=keys.len() - RUN {
+        let run = &keys[i..i + RUN];
+        match first.get(run) {
+            Some(&j)
+                if j + RUN <= i
+                    && run
+                        .iter()
+                        .map(|p| p.split_whitespace().count())
+                        .sum::<usize>()
+                        >= RUN_MIN_WORDS =>
+            {
+                drop[i..i + RUN].iter_mut().for_each(|d| *d = true);
+            }
+            Some(_) => {}
+            None => {
+                first.insert(run, i);
+            }
+        }
+    }
+    if !drop.contains(&true) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (p, _) in paras.iter().zip(&drop).filter(|(_, d)| !**d) {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(p);
+    }
+    out
+}
+
+/// Turns plain text with newlines into paragraphs separated by blank lines.
+fn paragraphs(s: &str) -> String {
+    let mut out = String::new();
+    for line in s.lines() {
+        let line = normalize_space(line);
+        if !line.is_empty() {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&line);
+        }
+    }
+    out
+}
+
+/// Decoded JSON string values following each occurrence of `key` (quoted),
+/// found by a linear scan without parsing the whole document.
+fn json_strings_for_key(json: &str, key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = json;
+    while let Some(pos) = rest.find(key) {
+        rest = &rest[pos + key.len()..];
+        let after = rest.trim_start();
+        let Some(after) = after.strip_prefix(':') else {
+            continue;
+        };
+        let after = after.trim_start();
+        let Some(after) = after.strip_prefix('"') else {
+            continue;
+        };
+        let mut val = String::new();
+        let mut chars = after.char_indices();
+        let mut end = after.len();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    end = i + 1;
+                    break;
+                }
+                '\\' => match chars.next().map(|(_, e)| e) {
+                    Some('n') => val.push('\n'),
+                    Some('t' | 'r') => val.push(' '),
+                    Some('u') => {
+                        let hex: String = chars.by_ref().take(4).map(|(_, h)| h).collect();
+                        let mut code = u32::from_str_radix(&hex, 16).unwrap_or(0xFFFD);
+                        if (0xD800..0xDC00).contains(&code) {
+                            // A surrogate pair: `\uD83D\uDE00`.
+                            let low: String = chars.clone().take(6).map(|(_, h)| h).collect();
+                            if let Some(l) = low
+                                .strip_prefix("\\u")
+                                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                                .filter(|l| (0xDC00..0xE000).contains(l))
+                            {
+                                for _ in 0..6 {
+                                    chars.next();
+                                }
+                                code = 0x10000 + ((code - 0xD800) << 10) + (l - 0xDC00);
+                            }
+                        }
+                        val.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+                    }
+                    Some(e) => val.push(e),
+                    None => break,
+                },
+                _ => val.push(c),
+            }
+        }
+        rest = &after[end..];
+        out.push(val);
+    }
+    out
 }
 
 /// Parses with scripting off, so `<noscript>` content (often the only
@@ -316,6 +520,10 @@ struct Page<'a> {
     title_tag: Option<String>,
     og_title: Option<String>,
     site_name: Option<String>,
+    /// Longest `articleBody` found in JSON-LD, as decoded text.
+    ld_body: Option<String>,
+    /// `og:description` or `description` meta tag.
+    description: Option<String>,
 }
 
 /// Hint values: a hard hint removes the subtree, a weak one only if it is small.
@@ -421,6 +629,16 @@ const NEG_WORDS: &[&str] = &[
     "lightbox",
     "userextras",
     "userinfo",
+    "usertitle",
+    "userbanner",
+    "expandlink",
+    "vote",
+    "votes",
+    "voting",
+    "votecell",
+    "nojsonly",
+    "browserwarning",
+    "jswarning",
     "signature",
     "badgecount",
     "tooltip",
@@ -481,12 +699,16 @@ fn name_hint(name: &str) -> i8 {
     let mut last_pos: Option<usize> = None;
     let mut weak = false;
     let mut comments = false;
+    let mut prev = "";
     for (i, w) in lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
         .enumerate()
     {
-        if COMMENT_WORDS.contains(&w) {
+        let comment_list =
+            matches!(prev, "comment" | "comments") && matches!(w, "list" | "section" | "area");
+        prev = w;
+        if COMMENT_WORDS.contains(&w) || comment_list {
             comments = true;
             last_neg = Some(i);
         } else if WEAK_WORDS.contains(&w) {
@@ -576,6 +798,8 @@ impl<'a> Page<'a> {
             title_tag: None,
             og_title: None,
             site_name: None,
+            ld_body: None,
+            description: None,
         };
         let root = doc.tree.root();
         page.nodes.push(ANode {
@@ -640,7 +864,31 @@ impl<'a> Page<'a> {
                                 Some("og:site_name") if page.site_name.is_none() => {
                                     page.site_name = el.attr("content").map(str::to_string);
                                 }
+                                Some("og:description" | "description")
+                                    if page.description.is_none() =>
+                                {
+                                    page.description = el.attr("content").map(str::to_string);
+                                }
                                 _ => {}
+                            }
+                        }
+                        "script"
+                            if el.attr("type").is_some_and(|t| {
+                                t.trim().eq_ignore_ascii_case("application/ld+json")
+                            }) =>
+                        {
+                            for c in node.children() {
+                                if let Some(t) = c.value().as_text() {
+                                    for body in json_strings_for_key(t, "\"articleBody\"") {
+                                        let longer = page
+                                            .ld_body
+                                            .as_ref()
+                                            .is_none_or(|b| b.len() < body.len());
+                                        if longer {
+                                            page.ld_body = Some(body);
+                                        }
+                                    }
+                                }
                             }
                         }
                         _ => {}
@@ -787,7 +1035,7 @@ impl<'a> Page<'a> {
                     // Menus beside a forum's posts are links, an article's text is not.
                     let beside = body_text - n.raw_text_chars.min(body_text);
                     share < HARD_WRAPPER_SHARE
-                        || (beside >= MIN_TEXT_BESIDE_COMMENTS && beside * 4 >= n.raw_text_chars)
+                        || (beside >= MIN_TEXT_BESIDE_COMMENTS && beside * 6 >= n.raw_text_chars)
                 }
                 _ => false,
             };
@@ -1237,6 +1485,67 @@ impl super::Cleaner for HtmlCleaner {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn counter_lines_dropped() {
+        for l in [
+            "44 reactions",
+            "27 comments",
+            "7 min read",
+            "1.2k views",
+            "3 K likes",
+            "1 reply",
+        ] {
+            assert!(is_counter_line(l), "{l}");
+        }
+        for l in [
+            "2024 comments on the bill were filed",
+            "44",
+            "reactions",
+            "7min read",
+            "10 answers to life",
+        ] {
+            assert!(!is_counter_line(l), "{l}");
+        }
+        let t = "Title\n\n27 comments\n\nBody line\n3 likes\nmore";
+        assert_eq!(
+            drop_counter_lines(t.to_string()),
+            "Title\n\nBody line\nmore"
+        );
+    }
+
+    #[test]
+    fn repeated_runs_of_paragraphs_dropped_single_lines_kept() {
+        let t = "Intro words here.\n\nFast delivery on all items\n\nSave money every single day\n\nLove it or get your money back\n\nPrice\n\nFast delivery on all items\n\nSave money every single day\n\nLove it or get your money back\n\nPrice\n\nEnd.";
+        let out = drop_repeated_runs(t.to_string());
+        assert_eq!(out.matches("Fast delivery").count(), 1, "{out}");
+        assert_eq!(out.matches("Price").count(), 1, "{out}");
+        assert!(out.ends_with("End."));
+        let list = "A\n\nMust be presented\n\nB\n\nMust be presented\n\nC\n\nMust be presented";
+        assert_eq!(drop_repeated_runs(list.to_string()), list);
+    }
+
+    #[test]
+    fn json_ld_article_body_used_for_script_only_pages() {
+        let html = r#"<html><head><script type="application/ld+json">
+            {"@type":"NewsArticle","articleBody":"First paragraph of the story, told at length so that it counts as real text for the reader.\nSecond \"quoted\" paragraph \u00e9t\u00e9 \ud83d\ude00 continues here with more words to read and enjoy, and then some more words again to be long enough, with a third clause added so the count of letters is well above the floor."}
+            </script></head><body><div id="app"></div></body></html>"#;
+        let e = extract(html, None);
+        assert!(e.text.starts_with("First paragraph"), "{}", e.text);
+        assert!(
+            e.text.contains("\n\nSecond \"quoted\" paragraph été 😀"),
+            "{}",
+            e.text
+        );
+        // Broken JSON does not panic.
+        for bad in [
+            "\"articleBody\"",
+            "\"articleBody\": \"\\u12",
+            "\"articleBody\":\"\\",
+        ] {
+            let _ = json_strings_for_key(bad, "\"articleBody\"");
+        }
+    }
 
     const PARA: &str = "This is a long paragraph of real article text, written by the author \
         with commas, full sentences and enough words to look like content.";
