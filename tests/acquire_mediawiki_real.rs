@@ -1,4 +1,5 @@
-//! The `mediawiki` source against a real MediaWiki (see ci/mediawiki.sh).
+//! The `mediawiki` source against a real MediaWiki (see .ci/mediawiki.sh; .ci/run serves one
+//! during `cargo test`).
 //! Skipped unless COLLECT_MEDIAWIKI_URL points at its api.php, e.g.
 //! `http://127.0.0.1:8091/w/api.php`, loaded with the enwiki 2016 sample.
 
