@@ -30,6 +30,8 @@ pub struct ReviewServer {
     dir: PathBuf,
     token: String,
     url: String,
+    /// The port, when bound to loopback: then only loopback `Host` headers are served.
+    loopback_port: Option<u16>,
 }
 
 /// HTML-escapes text for element content and attribute values.
@@ -373,6 +375,16 @@ fn pair_page(
     page(&format!("pair #{}", s.id), counts, &b)
 }
 
+/// Whether a request's `Host` header names this loopback server. A page on another site that
+/// rebinds its DNS name to 127.0.0.1 sends its own name here, so it cannot read the queue.
+fn loopback_host_ok(host: Option<&str>, port: u16) -> bool {
+    let Some(host) = host else { return false };
+    let host = host.trim().to_ascii_lowercase();
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|name| host == format!("{name}:{port}") || (port == 80 && host == *name))
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -394,11 +406,18 @@ impl ReviewServer {
         } else {
             opts.bind.clone()
         };
+        let loopback = opts
+            .bind
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<std::net::IpAddr>()
+            .map(|ip| ip.is_loopback())
+            .unwrap_or(opts.bind == "localhost");
         Ok(ReviewServer {
             server,
             dir: opts.dir.clone(),
             token: random_token(),
             url: format!("http://{host}:{port}/"),
+            loopback_port: loopback.then_some(port),
         })
     }
 
@@ -418,6 +437,18 @@ impl ReviewServer {
     }
 
     fn handle(&self, mut req: Request) -> Result<()> {
+        if let Some(port) = self.loopback_port {
+            let host = req
+                .headers()
+                .iter()
+                .find(|h| h.field.equiv("Host"))
+                .map(|h| h.value.as_str().to_string());
+            if !loopback_host_ok(host.as_deref(), port) {
+                let resp = html_response("<p>unexpected Host header</p>".into(), 421);
+                req.respond(resp).context("answering")?;
+                return Ok(());
+            }
+        }
         let url = req.url().to_string();
         let path = url.split('?').next().unwrap_or("").to_string();
         let method = req.method().clone();
@@ -535,6 +566,16 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_host_names_are_served_on_loopback() {
+        assert!(loopback_host_ok(Some("127.0.0.1:8080"), 8080));
+        assert!(loopback_host_ok(Some("LOCALHOST:8080"), 8080));
+        assert!(loopback_host_ok(Some("[::1]:8080"), 8080));
+        assert!(!loopback_host_ok(Some("evil.example:8080"), 8080));
+        assert!(!loopback_host_ok(Some("127.0.0.1:9999"), 8080));
+        assert!(!loopback_host_ok(None, 8080));
+    }
 
     #[test]
     fn escapes_markup_and_quotes() {

@@ -188,11 +188,17 @@ fn decide_a_pair_by_keyboard_in_chromium() {
     let resp = http(
         port,
         &format!(
-            "POST /pair/{first}/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "POST /pair/{first}/decide HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         ),
     );
     assert!(resp.starts_with("HTTP/1.1 403"), "{resp}");
+    // A page of another site whose name was rebound to 127.0.0.1 cannot even read the queue.
+    let resp = http(
+        port,
+        "GET / HTTP/1.1\r\nHost: rebound.example\r\nConnection: close\r\n\r\n",
+    );
+    assert!(resp.starts_with("HTTP/1.1 421"), "{resp}");
 
     let profile = root.join("chromium-profile");
     let mut browser = Command::new(&chrome)
