@@ -217,40 +217,16 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
 
     let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
-    let frontier = if web_sources(topic).is_empty() {
-        None
-    } else {
-        let f = Arc::new(StoreFrontier::open(&store_path)?);
-        acquire_web(topic, &f, &progress)?;
-        Some(f)
-    };
-    let mut read = 0usize;
-    for source in sources_of(topic, &frontier) {
-        let bar = progress.counter(&format!("reading {}", source.name()));
-        let mut batch: Vec<RawDoc> = Vec::new();
-        let flush = |batch: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
-            let ready = prepare_batch(topic, &stop, detector.as_ref(), std::mem::take(batch));
-            store.insert_documents(run, &ready)?;
-            Ok(())
-        };
-        source.collect(
-            &mut |doc| {
-                read += 1;
-                bar.inc(1);
-                if store.has_document(&document_id(&doc.locator, &doc.body))? {
-                    return Ok(());
-                }
-                batch.push(doc);
-                if batch.len() >= BATCH {
-                    flush(&mut batch, &mut store)?;
-                }
-                Ok(())
-            },
-            &mut |w| progress.warn(&w),
-        )?;
-        flush(&mut batch, &mut store)?;
-        bar.finish();
-    }
+    let (read, _new) = store_new_documents(
+        topic,
+        &mut store,
+        run,
+        &stop,
+        detector.as_ref(),
+        &progress,
+        BATCH,
+        &mut || {},
+    )?;
 
     dedup_all(&mut store, run, &stop, &mut detector, &engine)?;
     let totals = export::write_collection(&store, topic, &out)?;
@@ -262,6 +238,63 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
         read,
         totals,
     })
+}
+
+/// The stages shared by `build` and `update`: acquires the web sources into the frontier, then
+/// reads every source and stores, cleaned, filtered and signed, each document the store does
+/// not hold yet, `batch` at a time (a kill loses at most one batch; a rerun skips what is
+/// stored). `after_batch` runs after each stored batch. Returns (documents read, new ones).
+#[allow(clippy::too_many_arguments)]
+pub fn store_new_documents(
+    topic: &Topic,
+    store: &mut Store,
+    run: i64,
+    stop: &StopWords,
+    detector: &dyn Detector,
+    progress: &crate::progress::Progress,
+    batch: usize,
+    after_batch: &mut dyn FnMut(),
+) -> Result<(usize, usize)> {
+    let frontier = if web_sources(topic).is_empty() {
+        None
+    } else {
+        let f = Arc::new(StoreFrontier::open(store.path())?);
+        acquire_web(topic, &f, progress)?;
+        Some(f)
+    };
+    let (mut read, mut new) = (0usize, 0usize);
+    for source in sources_of(topic, &frontier) {
+        let bar = progress.counter(&format!("reading {}", source.name()));
+        let mut pending: Vec<RawDoc> = Vec::new();
+        let mut flush = |pending: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let ready = prepare_batch(topic, stop, detector, std::mem::take(pending));
+            store.insert_documents(run, &ready)?;
+            after_batch();
+            Ok(())
+        };
+        source.collect(
+            &mut |doc| {
+                read += 1;
+                bar.inc(1);
+                if store.has_document(&document_id(&doc.locator, &doc.body))? {
+                    return Ok(());
+                }
+                new += 1;
+                pending.push(doc);
+                if pending.len() >= batch {
+                    flush(&mut pending, store)?;
+                }
+                Ok(())
+            },
+            &mut |w| progress.warn(&w),
+        )?;
+        flush(&mut pending, store)?;
+        bar.finish();
+    }
+    Ok((read, new))
 }
 
 /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).

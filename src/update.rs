@@ -9,9 +9,8 @@
 use crate::canon::{Canonicalizer, StopWords};
 use crate::dedup::{self, EngineConfig};
 use crate::export;
-use crate::pipeline::{self, document_id, engine_of, prepare_batch, sources_of, BATCH};
+use crate::pipeline::{self, engine_of, BATCH};
 use crate::signature::{Detector, Full, Verdict};
-use crate::sources::RawDoc;
 use crate::store::{status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
@@ -138,50 +137,21 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
 
     let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
-    let frontier = if pipeline::web_sources(topic).is_empty() {
-        None
-    } else {
-        let f = std::sync::Arc::new(crate::store::StoreFrontier::open(&store_path)?);
-        pipeline::acquire_web(topic, &f, &progress)?;
-        Some(f)
-    };
-    let (mut read, mut new) = (0usize, 0usize);
-    let size = batch_size();
-    let mut flushed = false;
-    for source in sources_of(topic, &frontier) {
-        let bar = progress.counter(&format!("reading {}", source.name()));
-        let mut batch: Vec<RawDoc> = Vec::new();
-        let mut flush = |batch: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let ready = prepare_batch(topic, &stop, detector.as_ref(), std::mem::take(batch));
-            store.insert_documents(run, &ready)?;
-            if !flushed {
-                flushed = true;
+    let mut first_batch = true;
+    let (read, new) = pipeline::store_new_documents(
+        topic,
+        &mut store,
+        run,
+        &stop,
+        detector.as_ref(),
+        &progress,
+        batch_size(),
+        &mut || {
+            if std::mem::take(&mut first_batch) {
                 test_pause("read-batch");
             }
-            Ok(())
-        };
-        source.collect(
-            &mut |doc| {
-                read += 1;
-                bar.inc(1);
-                if store.has_document(&document_id(&doc.locator, &doc.body))? {
-                    return Ok(());
-                }
-                new += 1;
-                batch.push(doc);
-                if batch.len() >= size {
-                    flush(&mut batch, &mut store)?;
-                }
-                Ok(())
-            },
-            &mut |w| progress.warn(&w),
-        )?;
-        flush(&mut batch, &mut store)?;
-        bar.finish();
-    }
+        },
+    )?;
     test_pause("read");
 
     let started = Instant::now();
