@@ -508,6 +508,8 @@ const EXPAND_KEEP: f32 = 0.6;
 const EXPAND_GAIN: f32 = 1.3;
 const PRUNE_SCORE: f32 = -80.0;
 const PRUNE_LINK_DENSITY: f32 = 0.4;
+/// Lines at least this long that a quote repeats are dropped from it.
+const QUOTE_MIN_WORDS: usize = 5;
 /// Characters above the title heading that may be dropped as page furniture.
 const MAX_ABOVE_TITLE: u32 = 400;
 
@@ -1356,9 +1358,29 @@ impl<'a> Page<'a> {
             }
             None => 0,
         };
+        let mut seen_lines: std::collections::HashSet<String> = std::collections::HashSet::new();
         for (idx, b) in chosen.iter().enumerate().skip(skip) {
             if Some(idx) == heading {
                 continue;
+            }
+            // A quote of an earlier post repeats its text: keep the original only.
+            let text = if self.in_quote(b.owner as usize, best) {
+                let fresh: Vec<&str> = b
+                    .text
+                    .lines()
+                    .filter(|l| !seen_lines.contains(&normalize_space(l)))
+                    .collect();
+                if fresh.iter().all(|l| l.trim().is_empty()) {
+                    continue;
+                }
+                std::borrow::Cow::Owned(fresh.join("\n"))
+            } else {
+                std::borrow::Cow::Borrowed(b.text.as_str())
+            };
+            for l in text.lines() {
+                if l.split_whitespace().nth(QUOTE_MIN_WORDS - 1).is_some() {
+                    seen_lines.insert(normalize_space(l));
+                }
             }
             if let Some(p) = prev {
                 let tight = matches!(
@@ -1367,10 +1389,22 @@ impl<'a> Page<'a> {
                 );
                 out.push_str(if tight { "\n" } else { "\n\n" });
             }
-            out.push_str(&b.text);
+            out.push_str(&text);
             prev = Some(b.kind);
         }
         out
+    }
+
+    /// Whether a block sits in a `<blockquote>` below the container.
+    fn in_quote(&self, owner: usize, container: usize) -> bool {
+        let mut i = owner;
+        while i > container {
+            if self.nodes[i].el.is_some_and(|el| el.name() == "blockquote") {
+                return true;
+            }
+            i = self.nodes[i].parent as usize;
+        }
+        false
     }
 }
 
