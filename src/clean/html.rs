@@ -572,7 +572,11 @@ fn tag_kind(name: &str) -> Option<Kind> {
 fn is_hidden(el: &scraper::node::Element) -> bool {
     // React streaming rendering parks the real content in `<div hidden
     // id="S:0">` until a script moves it into place.
-    if el.attr("hidden").is_some() && !el.id().is_some_and(|id| id.starts_with("S:")) {
+    // A closed tab panel is content the reader opens with one click.
+    if el.attr("hidden").is_some()
+        && !el.id().is_some_and(|id| id.starts_with("S:"))
+        && el.attr("role") != Some("tabpanel")
+    {
         return true;
     }
     el.attr("class").is_some_and(|class| {
@@ -866,10 +870,14 @@ impl<'a> Page<'a> {
                                 Some("og:site_name") if page.site_name.is_none() => {
                                     page.site_name = el.attr("content").map(str::to_string);
                                 }
-                                Some("og:description" | "description")
-                                    if page.description.is_none() =>
-                                {
-                                    page.description = el.attr("content").map(str::to_string);
+                                // Sites cut some of these short: keep the longest.
+                                Some("og:description" | "description" | "twitter:description") => {
+                                    if let Some(c) = el.attr("content") {
+                                        if page.description.as_ref().is_none_or(|d| d.len() < c.len())
+                                        {
+                                            page.description = Some(c.to_string());
+                                        }
+                                    }
                                 }
                                 _ => {}
                             }
@@ -1042,6 +1050,11 @@ impl<'a> Page<'a> {
                 _ => false,
             };
             if remove {
+                if std::env::var_os("HTML_DEBUG").is_some() {
+                    if let Some(el) = n.el {
+                        eprintln!("removed hint {hint} share {share:.2} chars {}: {}.{}#{}", n.raw_chars, el.name(), el.attr("class").unwrap_or(""), el.attr("id").unwrap_or(""));
+                    }
+                }
                 self.nodes[i].removed = true;
             }
         }
@@ -1311,6 +1324,19 @@ impl<'a> Page<'a> {
             return String::new();
         }
         let (best, score) = self.choose_container(blocks);
+        if std::env::var_os("HTML_DEBUG").is_some() {
+            let mut chain = Vec::new();
+            let mut x = best;
+            while x != 0 {
+                let n = &self.nodes[x];
+                if let Some(el) = n.el {
+                    chain.push(format!("{}.{}#{}[{}]", el.name(), el.attr("class").unwrap_or(""), el.attr("id").unwrap_or(""), score[x]));
+                }
+                x = n.parent as usize;
+            }
+            chain.reverse();
+            eprintln!("container: {}", chain.join(" > "));
+        }
         let (lo, hi) = (best as u32, self.nodes[best].end);
         // Link-heavy parts with a clearly negative weight inside the container
         // are menus, tag clouds or "related" lists that the class hints missed.
