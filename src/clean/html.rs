@@ -529,9 +529,11 @@ struct Page<'a> {
 }
 
 /// Hint values: a hard hint removes the subtree, a weak one only if it is small.
-const HINT_HARD: i8 = -2;
-const HINT_WEAK: i8 = -1;
-const HINT_COMMENTS: i8 = -3;
+const HINT_HARD: i8 = -3;
+const HINT_WEAK: i8 = -2;
+/// Layout names ("widget", "header"): weak, and void inside named content.
+const HINT_LAYOUT: i8 = -1;
+const HINT_COMMENTS: i8 = -4;
 /// Text that must remain outside a comments section for it to be removed.
 const MIN_TEXT_BESIDE_COMMENTS: u32 = 1000;
 const HINT_CONTENT: i8 = 1;
@@ -669,9 +671,11 @@ const NEG_WORDS: &[&str] = &[
 /// enough other text remains (on forums they are all there is).
 const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "disqus", "respond"];
 
-const WEAK_WORDS: &[&str] = &[
-    "widget", "widgets", "header", "banner", "tags", "byline", "author", "rating", "print",
-];
+const WEAK_WORDS: &[&str] = &["tags", "byline", "author", "rating", "print"];
+
+/// Page-builder layout names: boilerplate around the content, but inside
+/// an element named as content they are just its sections.
+const LAYOUT_WORDS: &[&str] = &["widget", "widgets", "header", "banner"];
 
 const POS_WORDS: &[&str] = &[
     "content",
@@ -704,6 +708,8 @@ fn name_hint(name: &str) -> i8 {
     let mut last_neg: Option<usize> = None;
     let mut last_pos: Option<usize> = None;
     let mut weak = false;
+    let mut layout = false;
+    let mut hard = false;
     let mut comments = false;
     let mut prev = "";
     for (i, w) in lower
@@ -720,6 +726,9 @@ fn name_hint(name: &str) -> i8 {
         } else if WEAK_WORDS.contains(&w) {
             weak = true;
             last_neg = Some(i);
+        } else if LAYOUT_WORDS.contains(&w) {
+            layout = true;
+            last_neg = Some(i);
         } else if NEG_WORDS.contains(&w)
             || w.starts_with("cookie")
             || w.starts_with("newsletter")
@@ -732,6 +741,7 @@ fn name_hint(name: &str) -> i8 {
             || w.starts_with("navbar")
             || w.starts_with("related")
         {
+            hard = true;
             last_neg = Some(i);
         } else if POS_WORDS.contains(&w) {
             last_pos = Some(i);
@@ -741,6 +751,7 @@ fn name_hint(name: &str) -> i8 {
         (Some(n), Some(p)) if p > n => HINT_CONTENT,
         (Some(_), _) if comments => HINT_COMMENTS,
         (Some(_), _) if weak => HINT_WEAK,
+        (Some(_), _) if layout && !hard => HINT_LAYOUT,
         (Some(_), _) => HINT_HARD,
         (None, Some(_)) => HINT_CONTENT,
         (None, None) => 0,
@@ -873,7 +884,10 @@ impl<'a> Page<'a> {
                                 // Sites cut some of these short: keep the longest.
                                 Some("og:description" | "description" | "twitter:description") => {
                                     if let Some(c) = el.attr("content") {
-                                        if page.description.as_ref().is_none_or(|d| d.len() < c.len())
+                                        if page
+                                            .description
+                                            .as_ref()
+                                            .is_none_or(|d| d.len() < c.len())
                                         {
                                             page.description = Some(c.to_string());
                                         }
@@ -1025,6 +1039,7 @@ impl<'a> Page<'a> {
         }
         let body_text = self.nodes[self.body as usize].raw_text_chars;
         let body_chars = self.nodes[self.body as usize].raw_chars.max(1);
+        let mut in_content = vec![false; self.nodes.len()];
         for i in 1..self.nodes.len() {
             let parent = self.nodes[i].parent as usize;
             if self.nodes[parent].removed {
@@ -1038,9 +1053,11 @@ impl<'a> Page<'a> {
                 (false, HINT_WEAK) => 0,
                 (_, h) => h,
             };
+            in_content[i] = in_content[parent] || (hint == HINT_CONTENT && share < 0.9);
             let remove = match hint {
                 HINT_HARD => share < HARD_WRAPPER_SHARE,
                 HINT_WEAK => share < 0.3,
+                HINT_LAYOUT => share < 0.3 && !in_content[parent],
                 HINT_COMMENTS => {
                     // Menus beside a forum's posts are links, an article's text is not.
                     let beside = body_text - n.raw_text_chars.min(body_text);
@@ -1050,11 +1067,6 @@ impl<'a> Page<'a> {
                 _ => false,
             };
             if remove {
-                if std::env::var_os("HTML_DEBUG").is_some() {
-                    if let Some(el) = n.el {
-                        eprintln!("removed hint {hint} share {share:.2} chars {}: {}.{}#{}", n.raw_chars, el.name(), el.attr("class").unwrap_or(""), el.attr("id").unwrap_or(""));
-                    }
-                }
                 self.nodes[i].removed = true;
             }
         }
@@ -1324,19 +1336,6 @@ impl<'a> Page<'a> {
             return String::new();
         }
         let (best, score) = self.choose_container(blocks);
-        if std::env::var_os("HTML_DEBUG").is_some() {
-            let mut chain = Vec::new();
-            let mut x = best;
-            while x != 0 {
-                let n = &self.nodes[x];
-                if let Some(el) = n.el {
-                    chain.push(format!("{}.{}#{}[{}]", el.name(), el.attr("class").unwrap_or(""), el.attr("id").unwrap_or(""), score[x]));
-                }
-                x = n.parent as usize;
-            }
-            chain.reverse();
-            eprintln!("container: {}", chain.join(" > "));
-        }
         let (lo, hi) = (best as u32, self.nodes[best].end);
         // Link-heavy parts with a clearly negative weight inside the container
         // are menus, tag clouds or "related" lists that the class hints missed.
@@ -1642,6 +1641,51 @@ mod tests {
             assert!(!e.text.contains(junk), "{junk} in {}", e.text);
         }
         assert_eq!(e.text.matches("real article text").count(), 2);
+    }
+
+    #[test]
+    fn layout_names_inside_content_are_sections_not_boilerplate() {
+        let html = format!(
+            "<html><body><div class='sidebar-widget'><p>Widget beside the text: {PARA}</p></div>\
+             <div class='post-content'><p>{PARA}</p><div class='ck-widget'><h3>Snake plant</h3>\
+             <p>Inside an editor widget: {PARA}</p></div><p>{PARA}</p>\
+             <div class='author-box'>About the author, who writes here.</div></div></body></html>"
+        );
+        let e = extract(&html, None);
+        assert!(e.text.contains("Inside an editor widget"), "{}", e.text);
+        assert!(e.text.contains("Snake plant"), "{}", e.text);
+        assert!(!e.text.contains("Widget beside"), "{}", e.text);
+        assert!(!e.text.contains("About the author"), "{}", e.text);
+    }
+
+    #[test]
+    fn quotes_of_earlier_posts_keep_only_the_reply() {
+        let first = "The first post says something long enough to be quoted later on.";
+        let html = format!(
+            "<html><body><div class='thread'>\
+             <div class='post'><p>{first} {PARA}</p></div>\
+             <div class='post'><blockquote><p>{first} {PARA}</p></blockquote>\
+             <p>My reply adds a new thought. {PARA}</p></div>\
+             <div class='post'><blockquote><p>A quote of a post that is not on this page at all.</p></blockquote>\
+             <p>{PARA}</p></div></div></body></html>"
+        );
+        let e = extract(&html, None);
+        assert_eq!(e.text.matches(first).count(), 1, "{}", e.text);
+        assert!(e.text.contains("My reply adds"), "{}", e.text);
+        assert!(e.text.contains("not on this page"), "{}", e.text);
+    }
+
+    #[test]
+    fn closed_tab_panels_are_content() {
+        let html = format!(
+            "<html><body><article><p>{PARA}</p><div role='tablist'><button>Python</button></div>\
+             <div role='tabpanel'><p>Install Python first. {PARA}</p></div>\
+             <div role='tabpanel' hidden><p>Install Node.js first. {PARA}</p></div>\
+             <div hidden><p>Never shown to anyone. {PARA}</p></div></article></body></html>"
+        );
+        let e = extract(&html, None);
+        assert!(e.text.contains("Install Node.js first."), "{}", e.text);
+        assert!(!e.text.contains("Never shown"), "{}", e.text);
     }
 
     #[test]
