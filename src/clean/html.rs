@@ -120,14 +120,43 @@ fn is_counter_line(line: &str) -> bool {
     unit.len() <= 14 && UNITS.iter().any(|u| u.eq_ignore_ascii_case(unit))
 }
 
+/// A line that is only a control's label ("Read more", "Sponsored",
+/// "Permalink"): buttons and links of the page's furniture, not text.
+fn is_control_line(line: &str) -> bool {
+    const LABELS: &[&str] = &[
+        "read more",
+        "continue reading",
+        "read full article",
+        "sponsored",
+        "advertisement",
+        "permalink",
+        "loading",
+        "embed",
+        "reply with quote",
+        "buy now",
+        "book now",
+        "shop now",
+        "add to cart",
+        "get a quote",
+    ];
+    let label = line.trim().trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '.' | '…' | '»' | '›' | '→' | '>' | ':')
+    });
+    label.len() <= 20 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
+}
+
+fn is_furniture_line(line: &str) -> bool {
+    is_counter_line(line) || is_control_line(line)
+}
+
 fn drop_counter_lines(text: String) -> String {
-    if !text.lines().any(is_counter_line) {
+    if !text.lines().any(is_furniture_line) {
         return text;
     }
     let mut out = String::with_capacity(text.len());
     for para in text.split("\n\n") {
         let mut kept = String::new();
-        for line in para.split('\n').filter(|l| !is_counter_line(l)) {
+        for line in para.split('\n').filter(|l| !is_furniture_line(l)) {
             if !kept.is_empty() {
                 kept.push('\n');
             }
@@ -1570,6 +1599,31 @@ mod tests {
         assert_eq!(
             drop_counter_lines(t.to_string()),
             "Title\n\nBody line\nmore"
+        );
+    }
+
+    #[test]
+    fn control_labels_dropped_as_lone_lines_only() {
+        for l in [
+            "Read more",
+            "Read more »",
+            "SPONSORED",
+            "Permalink",
+            "Continue reading…",
+        ] {
+            assert!(is_control_line(l), "{l}");
+        }
+        for l in [
+            "Read more about the harbour",
+            "Loading docks",
+            "Sponsored by the city",
+        ] {
+            assert!(!is_control_line(l), "{l}");
+        }
+        let t = "First paragraph.\nRead more\n\nSponsored\n\nRead more books, said the author.";
+        assert_eq!(
+            drop_counter_lines(t.to_string()),
+            "First paragraph.\n\nRead more books, said the author."
         );
     }
 
