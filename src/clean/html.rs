@@ -694,6 +694,9 @@ const NEG_WORDS: &[&str] = &[
     "tagcloud",
     "login",
     "signin",
+    "legal",
+    "disclaimer",
+    "copyright",
 ];
 
 /// Reader comments: removed even when they fill most of the page, as long as
@@ -1727,6 +1730,19 @@ mod tests {
         assert_eq!(e.text.matches(first).count(), 1, "{}", e.text);
         assert!(e.text.contains("My reply adds"), "{}", e.text);
         assert!(e.text.contains("not on this page"), "{}", e.text);
+    }
+
+    #[test]
+    fn class_names_judged_by_their_last_known_word() {
+        assert_eq!(name_hint("copy-legal"), HINT_HARD);
+        assert_eq!(name_hint("site-disclaimer"), HINT_HARD);
+        assert_eq!(name_hint("post-footer"), HINT_HARD);
+        assert_eq!(name_hint("widget-theme-post-content"), HINT_CONTENT);
+        assert_eq!(name_hint("ck-widget"), HINT_LAYOUT);
+        assert_eq!(name_hint("cookie-banner"), HINT_HARD);
+        assert_eq!(name_hint("author-box"), HINT_WEAK);
+        assert_eq!(name_hint("comment-list"), HINT_COMMENTS);
+        assert_eq!(name_hint("legalese-free-zone"), 0);
     }
 
     #[test]
