@@ -140,13 +140,51 @@ fn is_control_line(line: &str) -> bool {
         "get a quote",
     ];
     let label = line.trim().trim_end_matches(|c: char| {
-        c.is_whitespace() || matches!(c, '.' | '…' | '»' | '›' | '→' | '>' | ':')
+        c.is_whitespace()
+            || matches!(
+                c,
+                '.' | '…' | '»' | '›' | '>' | ':' | '\u{2190}'..='\u{21ff}'
+            )
     });
     label.len() <= 20 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
 }
 
+/// A forum poster's statistics ("Posts: 7", "Joined: Sep 2019"), printed
+/// beside every post.
+fn is_member_stat_line(line: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "posts",
+        "messages",
+        "joined",
+        "reputation",
+        "reaction score",
+        "likes received",
+        "member since",
+        "threads",
+    ];
+    let Some((key, value)) = line.trim().split_once(':') else {
+        return false;
+    };
+    let value = value.trim();
+    !value.is_empty()
+        && value.len() <= 20
+        && value.split_whitespace().count() <= 3
+        && value.chars().any(|c| c.is_ascii_digit())
+        && KEYS.iter().any(|k| k.eq_ignore_ascii_case(key.trim()))
+}
+
+/// Template placeholder text ("Lorem ipsum ..."), left in unused page
+/// templates: never anybody's text.
+fn is_placeholder_line(line: &str) -> bool {
+    let start = line.trim_start();
+    start.len() >= 11 && start.as_bytes()[..11].eq_ignore_ascii_case(b"lorem ipsum")
+}
+
 fn is_furniture_line(line: &str) -> bool {
-    is_counter_line(line) || is_control_line(line)
+    is_counter_line(line)
+        || is_control_line(line)
+        || is_member_stat_line(line)
+        || is_placeholder_line(line)
 }
 
 fn drop_counter_lines(text: String) -> String {
@@ -1628,6 +1666,28 @@ mod tests {
             drop_counter_lines(t.to_string()),
             "First paragraph.\n\nRead more books, said the author."
         );
+    }
+
+    #[test]
+    fn member_stats_and_placeholders_dropped() {
+        for l in [
+            "Posts: 7",
+            "Joined: Sep 2019",
+            "Reaction score: 1,204",
+            "READ MORE ↓",
+        ] {
+            assert!(is_furniture_line(l), "{l}");
+        }
+        assert!(is_furniture_line(
+            "Lorem ipsum dolor sit amet, consectetur adipiscing elit."
+        ));
+        for l in [
+            "Posts: the ones I wrote last winter about the harbour",
+            "Joined: never",
+            "The lorem ipsum text is a scrambled passage of Cicero.",
+        ] {
+            assert!(!is_furniture_line(l), "{l}");
+        }
     }
 
     #[test]
