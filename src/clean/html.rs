@@ -138,6 +138,12 @@ fn is_control_line(line: &str) -> bool {
         "shop now",
         "add to cart",
         "get a quote",
+        "apply now",
+        "subscribe",
+        "see all",
+        "share this post",
+        "like this",
+        "like loading",
     ];
     let label = line.trim().trim_end_matches(|c: char| {
         c.is_whitespace()
