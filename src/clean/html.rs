@@ -1460,12 +1460,31 @@ impl<'a> Page<'a> {
             None => 0,
         };
         let mut seen_lines: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut current_quote: Option<(usize, bool)> = None;
         for (idx, b) in chosen.iter().enumerate().skip(skip) {
             if Some(idx) == heading {
                 continue;
             }
-            // A quote of an earlier post repeats its text: keep the original only.
-            let text = if self.in_quote(b.owner as usize, best) {
+            // A quote of an earlier post repeats its text: keep the original
+            // only, and when nothing of the quote is new, drop its
+            // attribution line ("X said:") with it.
+            let quote = self.quote_of(b.owner as usize, best);
+            if quote.is_some() && quote != current_quote.map(|(q, _)| q) {
+                let substantial: Vec<String> = chosen[idx..]
+                    .iter()
+                    .take_while(|c| self.quote_of(c.owner as usize, best) == quote)
+                    .flat_map(|c| c.text.lines())
+                    .filter(|l| l.split_whitespace().nth(QUOTE_MIN_WORDS - 1).is_some())
+                    .map(normalize_space)
+                    .collect();
+                let repeated =
+                    !substantial.is_empty() && substantial.iter().all(|l| seen_lines.contains(l));
+                current_quote = quote.map(|q| (q, repeated));
+            }
+            if quote.is_some() && current_quote.is_some_and(|(_, repeated)| repeated) {
+                continue;
+            }
+            let text = if quote.is_some() {
                 let fresh: Vec<&str> = b
                     .text
                     .lines()
@@ -1496,16 +1515,17 @@ impl<'a> Page<'a> {
         out
     }
 
-    /// Whether a block sits in a `<blockquote>` below the container.
-    fn in_quote(&self, owner: usize, container: usize) -> bool {
+    /// The outermost `<blockquote>` below the container that holds a block.
+    fn quote_of(&self, owner: usize, container: usize) -> Option<usize> {
+        let mut quote = None;
         let mut i = owner;
         while i > container {
             if self.nodes[i].el.is_some_and(|el| el.name() == "blockquote") {
-                return true;
+                quote = Some(i);
             }
             i = self.nodes[i].parent as usize;
         }
-        false
+        quote
     }
 }
 
@@ -1787,7 +1807,7 @@ mod tests {
         let html = format!(
             "<html><body><div class='thread'>\
              <div class='post'><p>{first} {PARA}</p></div>\
-             <div class='post'><blockquote><p>{first} {PARA}</p></blockquote>\
+             <div class='post'><blockquote><div>Ann said:</div><p>{first} {PARA}</p></blockquote>\
              <p>My reply adds a new thought. {PARA}</p></div>\
              <div class='post'><blockquote><p>A quote of a post that is not on this page at all.</p></blockquote>\
              <p>{PARA}</p></div></div></body></html>"
@@ -1795,6 +1815,7 @@ mod tests {
         let e = extract(&html, None);
         assert_eq!(e.text.matches(first).count(), 1, "{}", e.text);
         assert!(e.text.contains("My reply adds"), "{}", e.text);
+        assert!(!e.text.contains("Ann said"), "{}", e.text);
         assert!(e.text.contains("not on this page"), "{}", e.text);
     }
 
