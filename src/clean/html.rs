@@ -1641,27 +1641,36 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
+    /// Asserts which lines a line filter takes and which it leaves.
+    fn check_lines(filter: fn(&str) -> bool, taken: &[&str], left: &[&str]) {
+        for l in taken {
+            assert!(filter(l), "should be taken: {l}");
+        }
+        for l in left {
+            assert!(!filter(l), "should be left: {l}");
+        }
+    }
+
     #[test]
     fn counter_lines_dropped() {
-        for l in [
-            "44 reactions",
-            "27 comments",
-            "7 min read",
-            "1.2k views",
-            "3 K likes",
-            "1 reply",
-        ] {
-            assert!(is_counter_line(l), "{l}");
-        }
-        for l in [
-            "2024 comments on the bill were filed",
-            "44",
-            "reactions",
-            "7min read",
-            "10 answers to life",
-        ] {
-            assert!(!is_counter_line(l), "{l}");
-        }
+        check_lines(
+            is_counter_line,
+            &[
+                "44 reactions",
+                "27 comments",
+                "7 min read",
+                "1.2k views",
+                "3 K likes",
+                "1 reply",
+            ],
+            &[
+                "2024 comments on the bill were filed",
+                "44",
+                "reactions",
+                "7min read",
+                "10 answers to life",
+            ],
+        );
         let t = "Title\n\n27 comments\n\nBody line\n3 likes\nmore";
         assert_eq!(
             drop_counter_lines(t.to_string()),
@@ -1671,22 +1680,21 @@ mod tests {
 
     #[test]
     fn control_labels_dropped_as_lone_lines_only() {
-        for l in [
-            "Read more",
-            "Read more »",
-            "SPONSORED",
-            "Permalink",
-            "Continue reading…",
-        ] {
-            assert!(is_control_line(l), "{l}");
-        }
-        for l in [
-            "Read more about the harbour",
-            "Loading docks",
-            "Sponsored by the city",
-        ] {
-            assert!(!is_control_line(l), "{l}");
-        }
+        check_lines(
+            is_control_line,
+            &[
+                "Read more",
+                "Read more »",
+                "SPONSORED",
+                "Permalink",
+                "Continue reading…",
+            ],
+            &[
+                "Read more about the harbour",
+                "Loading docks",
+                "Sponsored by the city",
+            ],
+        );
         let t = "First paragraph.\nRead more\n\nSponsored\n\nRead more books, said the author.";
         assert_eq!(
             drop_counter_lines(t.to_string()),
@@ -1696,24 +1704,21 @@ mod tests {
 
     #[test]
     fn member_stats_and_placeholders_dropped() {
-        for l in [
-            "Posts: 7",
-            "Joined: Sep 2019",
-            "Reaction score: 1,204",
-            "READ MORE ↓",
-        ] {
-            assert!(is_furniture_line(l), "{l}");
-        }
-        assert!(is_furniture_line(
-            "Lorem ipsum dolor sit amet, consectetur adipiscing elit."
-        ));
-        for l in [
-            "Posts: the ones I wrote last winter about the harbour",
-            "Joined: never",
-            "The lorem ipsum text is a scrambled passage of Cicero.",
-        ] {
-            assert!(!is_furniture_line(l), "{l}");
-        }
+        check_lines(
+            is_furniture_line,
+            &[
+                "Posts: 7",
+                "Joined: Sep 2019",
+                "Reaction score: 1,204",
+                "READ MORE ↓",
+                "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+            ],
+            &[
+                "Posts: the ones I wrote last winter about the harbour",
+                "Joined: never",
+                "The lorem ipsum text is a scrambled passage of Cicero.",
+            ],
+        );
     }
 
     #[test]
