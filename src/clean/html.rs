@@ -72,7 +72,7 @@ pub fn extract(html: &str, url: Option<&str>) -> Extracted {
             }
         }
     }
-    let text = drop_repeated_runs(drop_counter_lines(text));
+    let text = drop_repeated_runs(drop_furniture_lines(text));
     Extracted { title, text }
 }
 
@@ -193,7 +193,9 @@ fn is_furniture_line(line: &str) -> bool {
         || is_placeholder_line(line)
 }
 
-fn drop_counter_lines(text: String) -> String {
+/// Drops the lines that are page furniture (counters, control labels, member
+/// statistics, placeholders), and paragraphs left empty by that.
+fn drop_furniture_lines(text: String) -> String {
     if !text.lines().any(is_furniture_line) {
         return text;
     }
@@ -1673,7 +1675,7 @@ mod tests {
         );
         let t = "Title\n\n27 comments\n\nBody line\n3 likes\nmore";
         assert_eq!(
-            drop_counter_lines(t.to_string()),
+            drop_furniture_lines(t.to_string()),
             "Title\n\nBody line\nmore"
         );
     }
@@ -1697,7 +1699,7 @@ mod tests {
         );
         let t = "First paragraph.\nRead more\n\nSponsored\n\nRead more books, said the author.";
         assert_eq!(
-            drop_counter_lines(t.to_string()),
+            drop_furniture_lines(t.to_string()),
             "First paragraph.\n\nRead more books, said the author."
         );
     }
