@@ -2,10 +2,13 @@
 """Share of `collect dedup` duplicate pairs whose true Jaccard over all word 4-shingles is >= 0.4.
 
 Usage: true_jaccard.py CORPUS.jsonl PAIRS.tsv [--threshold 0.4]
-True Jaccard: lower-cased \\w+ tokens, every 4-shingle, no stop-word removal (the plain baseline
-of ../shared/bench), so it does not share the engine's own canonical form.
+CORPUS.jsonl: one {"id", "text"} object per line, e.g. the perf corpus of README "Data for the
+benchmarks"; PAIRS.tsv: `collect dedup CORPUS.jsonl` output. When CORPUS.jsonl is absent the
+script says it is skipping and exits 0.
+True Jaccard: lower-cased \\w+ tokens, every 4-shingle, no stop-word removal (a plain baseline),
+so it does not share the engine's own canonical form.
 """
-import json, re, sys
+import json, os, re, sys
 
 def shingles(text, w=4):
     toks = re.findall(r"\w+", text.lower())
@@ -14,7 +17,16 @@ def shingles(text, w=4):
     return {" ".join(toks[i:i + w]) for i in range(len(toks) - w + 1)}
 
 def main():
-    corpus, pairs = sys.argv[1], sys.argv[2]
+    args = [a for i, a in enumerate(sys.argv[1:], 1)
+            if a != "--threshold" and sys.argv[i - 1] != "--threshold"]
+    if len(args) != 2:
+        sys.exit("usage: true_jaccard.py CORPUS.jsonl PAIRS.tsv [--threshold 0.4]")
+    corpus, pairs = args
+    if not os.path.isfile(corpus):
+        print(f"skipping: {corpus} not found; pass CORPUS.jsonl (see README, \"Data for the benchmarks\")")
+        return
+    if not os.path.isfile(pairs):
+        sys.exit(f"{pairs}: not found (write it with `collect dedup {corpus} --out {pairs}`)")
     thr = float(sys.argv[sys.argv.index("--threshold") + 1]) if "--threshold" in sys.argv else 0.4
     dup = []
     with open(pairs) as f:
