@@ -24,6 +24,6 @@ pub fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<BadInput>()
             || c.is::<crate::topic::TopicError>()
-            || c.is::<crate::pipeline::CollectionExists>()
+            || c.is::<crate::build::CollectionExists>()
     })
 }

@@ -1,25 +1,22 @@
 //! collect: thematic text collections from the web, cleaned and deduplicated.
 //!
-//! The pipeline's stages each live in one module; see ARCHITECTURE.md.
+//! The modules follow the pipeline; ARCHITECTURE.md has the code map.
+
+pub mod error;
+pub mod progress;
+pub mod topic;
 
 pub mod acquire;
+pub mod build;
 pub mod canon;
 pub mod clean;
-pub mod cli;
+pub mod collection;
 pub mod dedup;
-pub mod error;
-pub mod eval;
-pub mod export;
-pub mod learned;
-pub mod pipeline;
-pub mod progress;
-pub mod relation;
+pub mod readers;
 pub mod review;
-pub mod serve;
-pub mod signature;
-pub mod sources;
-pub mod stats;
+pub mod sign;
 pub mod store;
-pub mod store_ext;
-pub mod topic;
-pub mod update;
+
+pub mod cli;
+pub mod demo;
+pub mod workbench;

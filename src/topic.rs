@@ -1,7 +1,7 @@
 //! Topic files: the curator's description of a collection (YAML).
 
 use crate::acquire::{self, CrawlConfig, WebSourceConfig};
-use crate::signature::DetectorParams;
+use crate::sign::DetectorParams;
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -309,7 +309,7 @@ impl Topic {
                 ));
             }
         }
-        if let Err(e) = crate::signature::build_detector(&d.detector_params()) {
+        if let Err(e) = crate::sign::build_detector(&d.detector_params()) {
             let (l, c) = here("dedup");
             return Err(err_at(l, c, format!("dedup: {e}")));
         }

@@ -4,8 +4,8 @@ mod common;
 
 use std::time::Duration;
 
-use collect::acquire::loopback::{LoopbackWeb, DEMO_KEYWORDS};
 use collect::acquire::{acquire, CollectEvents, MemoryFrontier, Payload, UrlState};
+use collect::demo::loopback::{LoopbackWeb, DEMO_KEYWORDS};
 use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -26,7 +26,7 @@ async fn all_sources_together_offline() {
     // Each host was paced, whichever sources shared it.
     for (name, s) in web.servers() {
         let min = if name == "main" {
-            Duration::from_secs_f64(collect::acquire::loopback::MAIN_CRAWL_DELAY)
+            Duration::from_secs_f64(collect::demo::loopback::MAIN_CRAWL_DELAY)
         } else {
             Duration::from_millis(100)
         };

@@ -5,11 +5,11 @@ mod common;
 
 use std::time::Duration;
 
-use collect::acquire::loopback::{LoopbackWeb, MAIN_CRAWL_DELAY, RU_TEXT};
 use collect::acquire::{
     acquire, CollectEvents, Fetcher, MemoryFrontier, NoEvents, PageOutcome, Payload, SitesConfig,
     SkipReason, UrlState, WebSourceConfig,
 };
+use collect::demo::loopback::{LoopbackWeb, MAIN_CRAWL_DELAY, RU_TEXT};
 use common::*;
 
 fn sites(urls: Vec<String>, depth: usize) -> Vec<WebSourceConfig> {
@@ -346,7 +346,7 @@ async fn interrupted_run_resumes_without_refetching() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_host_does_not_starve_the_others() {
-    use collect::acquire::loopback::{Reply, Request, Response, Server};
+    use collect::demo::loopback::{Reply, Request, Response, Server};
     use std::sync::Arc;
     let slow = Server::start(Arc::new(|req: &Request| -> Reply {
         match req.path.as_str() {
@@ -386,7 +386,7 @@ async fn a_slow_host_does_not_starve_the_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_page_redirecting_to_another_host_keeps_the_crawl_on_that_site() {
-    use collect::acquire::loopback::{Reply, Request, Response, Server};
+    use collect::demo::loopback::{Reply, Request, Response, Server};
     use std::sync::Arc;
     let web = LoopbackWeb::start().await.unwrap();
     let target = web.open.url("/");

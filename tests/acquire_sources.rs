@@ -4,7 +4,6 @@ mod common;
 
 use std::time::Duration;
 
-use collect::acquire::loopback::LoopbackWeb;
 use collect::acquire::sources::duckduckgo::{parse_page, DdgPage};
 use collect::acquire::sources::yandex::parse_xml;
 use collect::acquire::{
@@ -12,6 +11,7 @@ use collect::acquire::{
     NoEvents, Payload, SearxngConfig, SkipReason, TuplesConfig, UrlState, WebSourceConfig,
     WikiText, YandexConfig,
 };
+use collect::demo::loopback::LoopbackWeb;
 use common::*;
 
 fn wiki(api: String, text: WikiText, limit: usize) -> WebSourceConfig {
@@ -338,8 +338,7 @@ async fn duckduckgo_results_and_block_page() {
 
 #[test]
 fn duckduckgo_parser_on_the_real_capture() {
-    let html =
-        include_str!("../src/acquire/loopback/fixtures/duckduckgo/html_search_foo_page1.html");
+    let html = include_str!("../src/demo/loopback/fixtures/duckduckgo/html_search_foo_page1.html");
     let base = url::Url::parse("https://html.duckduckgo.com/html/?q=foo").unwrap();
     match parse_page(html, &base) {
         DdgPage::Results(r, next) => {
@@ -360,9 +359,8 @@ fn duckduckgo_parser_on_the_real_capture() {
 
 #[test]
 fn yandex_parser_on_the_documented_structure() {
-    let xml = include_str!(
-        "../src/acquire/loopback/fixtures/yandex/xml_response_structure_from_docs.xml"
-    );
+    let xml =
+        include_str!("../src/demo/loopback/fixtures/yandex/xml_response_structure_from_docs.xml");
     assert_eq!(
         parse_xml(xml).unwrap(),
         vec!["https://www.yandex.ru/".to_string()]

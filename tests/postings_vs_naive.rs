@@ -2,7 +2,7 @@
 
 use collect::canon::{Canonicalizer, StopWords};
 use collect::dedup::{shared_pairs, Postings};
-use collect::signature::{intersection_size, Detector, Full, MinN, ModM};
+use collect::sign::{intersection_size, Detector, Full, MinN, ModM};
 
 fn texts() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");

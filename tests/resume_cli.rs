@@ -1,7 +1,7 @@
 //! A build killed with SIGKILL mid-crawl and run again resumes: pages already fetched are not
 //! requested again, and the collection equals the one an uninterrupted build makes.
 
-use collect::acquire::loopback::LoopbackWeb;
+use collect::demo::loopback::LoopbackWeb;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;

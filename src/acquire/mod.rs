@@ -5,7 +5,6 @@ pub mod charset;
 pub mod config;
 pub mod fetcher;
 pub mod frontier;
-pub mod loopback;
 pub mod policy;
 pub mod report;
 pub mod sources;

@@ -6,9 +6,9 @@
 //! `cargo run --release --bin collect-bench-update [N]` (`COLLECT_BENCH_CORPUS` names another
 //! corpus path).
 
-use collect::pipeline::{self, BuildOptions};
+use collect::build::update::{self, Lookup, UpdateOptions};
+use collect::build::{self, BuildOptions};
 use collect::topic::Topic;
-use collect::update::{self, Lookup, UpdateOptions};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -84,8 +84,8 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(100_000);
     let added = 1000;
     let mut corpus: Vec<(String, String)> = Vec::new();
-    collect::sources::local::for_each_jsonl_line(&corpus_path, |no, line| {
-        let d = collect::sources::local::parse_json_line(&corpus_path, no, line)?;
+    collect::readers::local::for_each_jsonl_line(&corpus_path, |no, line| {
+        let d = collect::readers::local::parse_json_line(&corpus_path, no, line)?;
         corpus.push((d.id.into_string(), d.text.into_owned()));
         Ok(())
     })?;
@@ -107,7 +107,7 @@ fn main() -> anyhow::Result<()> {
     println!("store: {stored} documents ({} replicas of the perf corpus, texts cut to {MAX_BYTES} bytes)", replicas);
 
     let t = Instant::now();
-    let b = pipeline::build(
+    let b = build::build(
         &topic,
         &BuildOptions {
             out: Some(out.clone()),

@@ -8,7 +8,7 @@
 //! noise.
 
 use collect::canon::{CanonText, Canonicalizer, StopWords};
-use collect::signature::{Detector, ModM};
+use collect::sign::{Detector, ModM};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

@@ -4,7 +4,7 @@ pub mod html;
 pub mod text;
 pub mod wikitext;
 
-use crate::sources::Payload;
+use crate::readers::Payload;
 
 /// A cleaned document: plain text, paragraphs separated by blank lines.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,8 +3,8 @@
 
 use crate::clean::{self, CleanContext};
 use crate::error::bad_input;
-use crate::sources::local::{list_files, read_text_file};
-use crate::sources::Payload;
+use crate::readers::local::{list_files, read_text_file};
+use crate::readers::Payload;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::io::Write;

@@ -3,8 +3,8 @@
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::dedup::{self, EngineConfig, Pair};
 use crate::error::bad_input;
-use crate::signature::{build_detector, Detector, DetectorParams, Full, Verdict};
-use crate::sources::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
+use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
+use crate::sign::{build_detector, Detector, DetectorParams, Full, Verdict};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -129,15 +129,15 @@ pub fn gather_stats(
     input: &Path,
     stop: &StopWords,
     detector: &dyn Detector,
-) -> Result<crate::signature::CorpusStats> {
-    let mut stats = crate::signature::CorpusStats::default();
+) -> Result<crate::sign::CorpusStats> {
+    let mut stats = crate::sign::CorpusStats::default();
     read_chunks(input, |chunk| {
         let part = chunk
             .par_iter()
             .fold(
                 || {
                     (
-                        crate::signature::CorpusStats::default(),
+                        crate::sign::CorpusStats::default(),
                         Canonicalizer::new(stop),
                         CanonText::default(),
                     )
@@ -149,7 +149,7 @@ pub fn gather_stats(
                 },
             )
             .map(|(st, _, _)| st)
-            .reduce(crate::signature::CorpusStats::default, |mut a, b| {
+            .reduce(crate::sign::CorpusStats::default, |mut a, b| {
                 a.merge(b);
                 a
             });

@@ -2,9 +2,9 @@
 
 use crate::canon::StopWords;
 use crate::error::bad_input;
-use crate::eval::{self, Row};
-use crate::learned;
-use crate::signature::{DetectorParams, Thresholds, METHODS};
+use crate::sign::{DetectorParams, Thresholds, METHODS};
+use crate::workbench::eval::{self, Row};
+use crate::workbench::learned;
 use anyhow::{Context, Result};
 use clap::Args;
 use rustc_hash::FxHashSet;
@@ -208,7 +208,7 @@ pub fn run_relation(path: &Path, method: &str, a: &RelationArgs, json: bool) -> 
         resemblance: a.resemblance,
         containment: a.containment,
     };
-    let s = crate::relation::analyse(
+    let s = crate::workbench::relation::analyse(
         &docs,
         &params(method, a.agree),
         StopWords::default_shared(),
@@ -219,7 +219,7 @@ pub fn run_relation(path: &Path, method: &str, a: &RelationArgs, json: bool) -> 
     if json {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
-        print!("{}", crate::relation::markdown(method, &s));
+        print!("{}", crate::workbench::relation::markdown(method, &s));
     }
     Ok(())
 }

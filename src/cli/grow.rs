@@ -1,12 +1,12 @@
 //! Commands that grow and curate a built collection: update, review, explain, serve, export,
 //! stats.
 
+use crate::build::update::{self, Lookup, UpdateOptions};
+use crate::collection::{self, Format};
 use crate::error::bad_input;
-use crate::export::{self, Format};
 use crate::review::{self, PairStatus};
-use crate::store_ext::Decision;
+use crate::store::queries::Decision;
 use crate::topic::Topic;
-use crate::update::{self, Lookup, UpdateOptions};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -309,7 +309,7 @@ pub fn run_explain(a: &ExplainArgs, json: bool) -> Result<()> {
 
 /// Runs `collect serve`.
 pub fn run_serve(a: &ServeArgs) -> Result<()> {
-    crate::serve::serve(&crate::serve::ServeOptions {
+    crate::review::serve::serve(&crate::review::serve::ServeOptions {
         dir: a.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
         bind: a.bind.clone(),
         port: a.port,
@@ -331,14 +331,14 @@ pub fn run_export(a: &ExportArgs, quiet: bool) -> Result<()> {
                 "--format txt writes a directory: give it with --out DIR",
             ))
         }
-        (Format::Txt, Some(dir)) => export::export_txt(&store, dir)?,
+        (Format::Txt, Some(dir)) => collection::export_txt(&store, dir)?,
         (_, Some(path)) => {
             let tmp = path.with_extension("part");
             let n = {
                 let f = std::fs::File::create(&tmp)
                     .with_context(|| format!("{}: cannot create", tmp.display()))?;
                 let mut w = std::io::BufWriter::new(f);
-                export::export_stream(&store, format, &mut w)
+                collection::export_stream(&store, format, &mut w)
                     .with_context(|| format!("{}: cannot write", tmp.display()))?
             };
             std::fs::rename(&tmp, path)
@@ -348,7 +348,7 @@ pub fn run_export(a: &ExportArgs, quiet: bool) -> Result<()> {
         (_, None) => {
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::new(stdout.lock());
-            match export::export_stream(&store, format, &mut w) {
+            match collection::export_stream(&store, format, &mut w) {
                 Ok(n) => n,
                 // A reader that stops early (`| head`) is not a failure of the export.
                 Err(e) if is_broken_pipe(&e) => return Ok(()),
@@ -379,11 +379,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Runs `collect stats`.
 pub fn run_stats(dir: &std::path::Path, json: bool) -> Result<()> {
     let store = review::open_collection(dir)?;
-    let s = crate::stats::stats(&store)?;
+    let s = crate::collection::stats::stats(&store)?;
     if json {
         println!("{}", serde_json::to_string(&s)?);
     } else {
-        print!("{}", crate::stats::render(&store, &s)?);
+        print!("{}", crate::collection::stats::render(&store, &s)?);
     }
     Ok(())
 }

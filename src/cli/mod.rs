@@ -2,13 +2,12 @@
 
 pub mod clean;
 pub mod dedup;
-pub mod demo;
 pub mod eval;
 pub mod grow;
 
+use crate::build::{self, BuildOptions};
 use crate::dedup::EngineConfig;
-use crate::pipeline::{self, BuildOptions};
-use crate::signature::{DetectorParams, Thresholds};
+use crate::sign::{DetectorParams, Thresholds};
 use crate::topic::{Topic, DEFAULT_CONTAINMENT, DEFAULT_MIN_ELEMENTS, DEFAULT_RESEMBLANCE};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -171,7 +170,7 @@ fn run(cli: &Cli) -> Result<()> {
             if *dry_run {
                 return print_plan(&topic);
             }
-            let summary = pipeline::build(
+            let summary = build::build(
                 &topic,
                 &BuildOptions {
                     out: out.clone(),
@@ -182,7 +181,7 @@ fn run(cli: &Cli) -> Result<()> {
             print_summary(cli, &summary)
         }
         Command::Demo { out } => {
-            let summary = demo::run(out.clone(), !cli.quiet)?;
+            let summary = crate::demo::run(out.clone(), !cli.quiet)?;
             print_summary(cli, &summary)
         }
         Command::Clean {
@@ -212,7 +211,7 @@ fn run(cli: &Cli) -> Result<()> {
 }
 
 fn print_plan(topic: &Topic) -> Result<()> {
-    let plan = crate::acquire::plan(&pipeline::web_sources(topic), &topic.keywords);
+    let plan = crate::acquire::plan(&build::web_sources(topic), &topic.keywords);
     let mut total = 0;
     for p in &plan {
         match &p.skipped {
@@ -235,7 +234,7 @@ fn print_plan(topic: &Topic) -> Result<()> {
     Ok(())
 }
 
-fn print_summary(cli: &Cli, summary: &pipeline::BuildSummary) -> Result<()> {
+fn print_summary(cli: &Cli, summary: &build::BuildSummary) -> Result<()> {
     if cli.json {
         println!("{}", serde_json::to_string(&summary)?);
     }

@@ -2,15 +2,15 @@
 
 use std::time::Duration;
 
-use collect::acquire::loopback::{LogEntry, Server};
 use collect::acquire::{CrawlConfig, MemoryFrontier, UrlRecord, UrlState};
+use collect::demo::loopback::{LogEntry, Server};
 
 /// Env var the Brave/Yandex stand-ins' key is read from in tests.
 pub const KEY_ENV: &str = "COLLECT_TEST_LOOPBACK_KEY";
 
 pub fn set_key() {
     // Every test writes the same value, so concurrent writes cannot disagree.
-    std::env::set_var(KEY_ENV, collect::acquire::loopback::LOOPBACK_KEY);
+    std::env::set_var(KEY_ENV, collect::demo::loopback::LOOPBACK_KEY);
 }
 
 /// Fast but still paced crawl settings for the loopback web.

@@ -1,0 +1,483 @@
+//! Signatures of canonical texts and the similarity they support (METHOD.md §1).
+//!
+//! Every detector is one file implementing [`Detector`]; the dedup engine only sees sorted sets
+//! of 64-bit elements and asks the detector how to score and judge a pair.
+
+mod a12;
+mod descrwords;
+mod full;
+mod heavysent;
+mod infostream;
+mod lexrand;
+mod logshingles;
+mod longsent;
+mod md5;
+mod megashingles;
+mod minn;
+mod modm;
+mod optfreq;
+mod prefilter2;
+pub mod stats;
+mod tf;
+mod tfidf;
+mod tfridf;
+
+pub use a12::A12;
+pub use descrwords::DescrWords;
+pub use full::Full;
+pub use heavysent::HeavySent;
+pub use infostream::InfoStream;
+pub use lexrand::LexRand;
+pub use logshingles::LogShingles;
+pub use longsent::LongSent;
+pub use md5::Md5;
+pub use megashingles::Megashingles;
+pub use minn::MinN;
+pub use modm::ModM;
+pub use optfreq::OptFreq;
+pub use prefilter2::Prefilter2;
+pub use stats::CorpusStats;
+pub use tf::Tf;
+pub use tfidf::TfIdf;
+pub use tfridf::TfRidf;
+
+use crate::canon::CanonText;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Similarity of one pair, computed from the two signatures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scores {
+    /// Number of shared signature elements.
+    pub inter: u32,
+    /// Resemblance |A∩B| / |A∪B| (or the detector's estimate of it).
+    pub resemblance: f64,
+    /// Containment of A in B, |A∩B| / |A|; NaN when the detector cannot estimate it.
+    pub cont_a_in_b: f64,
+    /// Containment of B in A, |A∩B| / |B|; NaN when the detector cannot estimate it.
+    pub cont_b_in_a: f64,
+}
+
+impl Scores {
+    /// Plain set scores from the intersection size and both set sizes.
+    pub fn from_counts(inter: usize, len_a: usize, len_b: usize) -> Scores {
+        let union = len_a + len_b - inter;
+        let ratio = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+        Scores {
+            inter: inter as u32,
+            resemblance: ratio(inter, union),
+            cont_a_in_b: ratio(inter, len_a),
+            cont_b_in_a: ratio(inter, len_b),
+        }
+    }
+
+    /// The larger of the two containments (NaN-safe: NaN counts as 0).
+    pub fn max_containment(&self) -> f64 {
+        let z = |x: f64| if x.is_nan() { 0.0 } else { x };
+        z(self.cont_a_in_b).max(z(self.cont_b_in_a))
+    }
+}
+
+/// What a pair is, judged against the thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Resemblance at or above the duplicate threshold: one copy is dropped.
+    Duplicate,
+    /// One text is mostly inside the other: flagged for a curator, nothing dropped.
+    Contained,
+    /// Shares something, but below both thresholds.
+    Different,
+    /// A signature is too small to back any verdict (see `min_elements`).
+    Unsure,
+}
+
+impl Verdict {
+    /// The name used in TSV output and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Duplicate => "duplicate",
+            Verdict::Contained => "contained",
+            Verdict::Different => "different",
+            Verdict::Unsure => "unsure",
+        }
+    }
+
+    /// Parses the name written by [`Verdict::as_str`].
+    pub fn parse(s: &str) -> Option<Verdict> {
+        Some(match s {
+            "duplicate" => Verdict::Duplicate,
+            "contained" => Verdict::Contained,
+            "different" => Verdict::Different,
+            "unsure" => Verdict::Unsure,
+            _ => return None,
+        })
+    }
+}
+
+/// The two thresholds of METHOD.md: resemblance for duplicates, containment for review.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Resemblance at or above which a pair is a duplicate.
+    pub resemblance: f64,
+    /// Containment at or above which a pair is flagged as contained.
+    pub containment: f64,
+}
+
+/// A near-duplicate detector: how a canonical text becomes a signature and how pairs are judged.
+pub trait Detector: Send + Sync {
+    /// Short name used on the command line and in topic files.
+    fn name(&self) -> &'static str;
+
+    /// Name plus every parameter that changes the signature; stored so that a store built with
+    /// other parameters is never compared against silently.
+    fn key(&self) -> String;
+
+    /// Words per shingle.
+    fn shingle(&self) -> usize;
+
+    /// The signature of one canonical text: sorted, without repeats.
+    fn sign(&self, text: &CanonText) -> Vec<u64>;
+
+    /// Whether containment can be estimated from this signature.
+    fn supports_containment(&self) -> bool {
+        true
+    }
+
+    /// Scores of a pair from both signatures and their intersection size.
+    fn scores(&self, a: &[u64], b: &[u64], inter: usize) -> Scores {
+        Scores::from_counts(inter, a.len(), b.len())
+    }
+
+    /// Scores and verdict of a pair; `Unsure` when the signatures cannot back a verdict.
+    fn judge_pair(&self, a: &[u64], b: &[u64], inter: usize, t: &Thresholds) -> (Scores, Verdict) {
+        let s = self.scores(a, b, inter);
+        let v = self.judge(&s, t);
+        (s, v)
+    }
+
+    /// The verdict on a pair's scores.
+    fn judge(&self, s: &Scores, t: &Thresholds) -> Verdict {
+        if s.resemblance >= t.resemblance {
+            Verdict::Duplicate
+        } else if self.supports_containment() && s.max_containment() >= t.containment {
+            Verdict::Contained
+        } else {
+            Verdict::Different
+        }
+    }
+
+    /// Whether signing needs collection statistics, handed over by [`Detector::prepare`].
+    fn needs_stats(&self) -> bool {
+        false
+    }
+
+    /// The terms of one document that the statistics count (text order, repeats included).
+    fn terms(&self, _raw: &str, _canon: &CanonText) -> Vec<u64> {
+        Vec::new()
+    }
+
+    /// Receives the collection statistics before any document is signed.
+    fn prepare(&mut self, _stats: Arc<CorpusStats>) {}
+
+    /// The signature of one document; detectors that read sentences use the raw text.
+    fn sign_doc(&self, _raw: &str, canon: &CanonText) -> Vec<u64> {
+        self.sign(canon)
+    }
+
+    /// Whether the thresholds change verdicts (not for methods where a shared key decides).
+    fn uses_thresholds(&self) -> bool {
+        true
+    }
+
+    /// Candidate pairs `(a, b, shared elements)`, `a < b`, sorted. The default counts shared
+    /// elements through postings; a detector with its own pairing logic (A12) overrides it.
+    fn candidate_pairs(&self, sigs: &[Vec<u64>]) -> Vec<(u32, u32, u32)> {
+        let postings = crate::dedup::Postings::build(sigs);
+        crate::dedup::shared_pairs(sigs, &postings)
+    }
+}
+
+/// Scores of a key-sharing detector: containment means nothing over a handful of keys.
+pub(crate) fn key_scores(a: &[u64], b: &[u64], inter: usize) -> Scores {
+    let mut s = Scores::from_counts(inter, a.len(), b.len());
+    s.cont_a_in_b = f64::NAN;
+    s.cont_b_in_a = f64::NAN;
+    s
+}
+
+/// Verdict of a key-sharing detector: duplicate when at least `k` keys are shared.
+pub(crate) fn judge_shared(s: &Scores, k: usize) -> Verdict {
+    if s.inter as usize >= k.max(1) {
+        Verdict::Duplicate
+    } else {
+        Verdict::Different
+    }
+}
+
+/// Implements the [`Detector`] methods shared by every key-sharing detector.
+macro_rules! key_detector_common {
+    ($k:expr) => {
+        fn supports_containment(&self) -> bool {
+            false
+        }
+
+        fn uses_thresholds(&self) -> bool {
+            false
+        }
+
+        fn scores(&self, a: &[u64], b: &[u64], inter: usize) -> $crate::sign::Scores {
+            $crate::sign::key_scores(a, b, inter)
+        }
+
+        fn judge(
+            &self,
+            s: &$crate::sign::Scores,
+            _t: &$crate::sign::Thresholds,
+        ) -> $crate::sign::Verdict {
+            $crate::sign::judge_shared(s, $k(self))
+        }
+    };
+}
+pub(crate) use key_detector_common;
+
+/// Parameters of the detectors, as given in a topic file or on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectorParams {
+    /// Detector name: modm, minn, full, megashingles.
+    pub method: String,
+    /// Words per shingle (`None`: the detector's default, 4; megashingles 5).
+    pub shingle: Option<usize>,
+    /// Modulus of mod-m.
+    pub modulus: u64,
+    /// Signature size of min-n.
+    pub min_n: usize,
+    /// Megashingles: number of min-wise maps.
+    pub maps: usize,
+    /// Megashingles: number of supershingles (the maps are split evenly among them).
+    pub supershingles: usize,
+    /// mod-m: a text with fewer sampled fingerprints than this keeps its full index instead.
+    pub min_elements: usize,
+    /// infostream: heavy terms two documents must share to be duplicates (of 12).
+    pub agree: usize,
+}
+
+impl Default for DetectorParams {
+    fn default() -> Self {
+        DetectorParams {
+            method: "modm".into(),
+            shingle: None,
+            modulus: 25,
+            min_n: 160,
+            maps: 84,
+            supershingles: 6,
+            min_elements: 8,
+            agree: 6,
+        }
+    }
+}
+
+/// Names of the detectors [`build_detector`] knows.
+pub const METHODS: &[&str] = &[
+    "modm",
+    "minn",
+    "full",
+    "megashingles",
+    "megashingles36",
+    "md5",
+    "tf",
+    "tfidf",
+    "tfridf",
+    "longsent",
+    "heavysent",
+    "lexrand",
+    "logshingles",
+    "descrwords",
+    "optfreq",
+    "a12",
+    "infostream",
+    "prefilter2",
+];
+
+/// Builds the detector named in `p`, or says what is wrong with the parameters.
+pub fn build_detector(p: &DetectorParams) -> Result<Box<dyn Detector>, String> {
+    let five = matches!(
+        p.method.as_str(),
+        "megashingles" | "megashingles36" | "logshingles"
+    );
+    let w = p.shingle.unwrap_or(if five { 5 } else { 4 });
+    if w == 0 {
+        return Err("shingle must be at least 1 word".into());
+    }
+    Ok(match p.method.as_str() {
+        "modm" => {
+            if p.modulus == 0 {
+                return Err("modulus must be at least 1".into());
+            }
+            Box::new(ModM::new(w, p.modulus, p.min_elements))
+        }
+        "minn" => {
+            if p.min_n == 0 {
+                return Err("min_n must be at least 1".into());
+            }
+            Box::new(MinN::new(w, p.min_n))
+        }
+        "full" => Box::new(Full::new(w)),
+        "megashingles" => Box::new(Megashingles::new(w, p.maps, p.supershingles)?),
+        // The 2007 comparison's variant (A6): 36 maps in 6 groups of 6, for usable recall.
+        "megashingles36" => Box::new(Megashingles::new(w, 36, 6)?),
+        "md5" => Box::new(Md5),
+        "tf" => Box::new(Tf::default()),
+        "tfidf" => Box::new(TfIdf::default()),
+        "tfridf" => Box::new(TfRidf::default()),
+        "longsent" => Box::new(LongSent),
+        "heavysent" => Box::new(HeavySent::default()),
+        "lexrand" => Box::new(LexRand::default()),
+        "logshingles" => Box::new(LogShingles::new(w)),
+        "descrwords" => Box::new(DescrWords::default()),
+        "optfreq" => Box::new(OptFreq::default()),
+        "a12" => Box::new(A12),
+        "infostream" => {
+            if p.agree == 0 || p.agree > infostream::TERMS {
+                return Err(format!(
+                    "agree must be between 1 and {}, got {}",
+                    infostream::TERMS,
+                    p.agree
+                ));
+            }
+            Box::new(InfoStream::new(p.agree))
+        }
+        "prefilter2" => Box::new(Prefilter2::default()),
+        other => {
+            return Err(format!(
+                "unknown method `{other}` (known: {})",
+                METHODS.join(", ")
+            ))
+        }
+    })
+}
+
+/// CRC32 fingerprints of every `w`-word shingle of `text`, in text order, repeats included.
+///
+/// A text shorter than `w` words has one shingle: the whole text, so that short texts still
+/// have a non-empty index (they are dropped by the length filter in collections anyway).
+#[inline]
+pub fn for_each_shingle_crc(text: &CanonText, w: usize, mut f: impl FnMut(u32)) {
+    let n = text.len();
+    if n == 0 {
+        return;
+    }
+    if n < w {
+        f(crc32fast::hash(text.buf.as_bytes()));
+        return;
+    }
+    for i in 0..=n - w {
+        f(crc32fast::hash(text.span(i, w)));
+    }
+}
+
+/// Sorts and removes repeats: the set form every signature is kept in.
+pub fn into_set(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Size of the intersection of two sorted sets.
+pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::canon::{CanonText, Canonicalizer, StopWords};
+
+    /// Canonical form without stop-word removal, so tests control every word.
+    pub fn canon(text: &str) -> CanonText {
+        let stop = StopWords::none();
+        Canonicalizer::new(&stop).canonicalize(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_from_counts() {
+        let s = Scores::from_counts(2, 4, 8);
+        assert_eq!(s.resemblance, 0.2);
+        assert_eq!(s.cont_a_in_b, 0.5);
+        assert_eq!(s.cont_b_in_a, 0.25);
+    }
+
+    #[test]
+    fn intersection_of_sorted_sets() {
+        assert_eq!(intersection_size(&[1, 3, 5, 7], &[2, 3, 4, 7, 9]), 2);
+        assert_eq!(intersection_size(&[], &[1]), 0);
+    }
+
+    #[test]
+    fn short_text_has_one_shingle() {
+        let t = test_support::canon("two words");
+        let mut n = 0;
+        for_each_shingle_crc(&t, 4, |_| n += 1);
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn shingle_crc_is_crc32_of_space_joined_words() {
+        let t = test_support::canon("Alpha beta, gamma delta epsilon");
+        let mut got = Vec::new();
+        for_each_shingle_crc(&t, 4, |c| got.push(c));
+        assert_eq!(
+            got,
+            vec![
+                crc32fast::hash(b"alpha beta gamma delta"),
+                crc32fast::hash(b"beta gamma delta epsilon")
+            ]
+        );
+    }
+
+    #[test]
+    fn judge_prefers_duplicate_then_contained() {
+        let d = Full::new(4);
+        let t = Thresholds {
+            resemblance: 0.6,
+            containment: 0.6,
+        };
+        assert_eq!(
+            d.judge(&Scores::from_counts(6, 8, 8), &t),
+            Verdict::Duplicate
+        );
+        assert_eq!(
+            d.judge(&Scores::from_counts(6, 6, 30), &t),
+            Verdict::Contained
+        );
+        assert_eq!(
+            d.judge(&Scores::from_counts(1, 6, 30), &t),
+            Verdict::Different
+        );
+    }
+
+    #[test]
+    fn unknown_method_is_named() {
+        let p = DetectorParams {
+            method: "simhash".into(),
+            ..Default::default()
+        };
+        assert!(build_detector(&p).err().unwrap().contains("simhash"));
+    }
+}

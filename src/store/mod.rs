@@ -1,0 +1,747 @@
+//! The collection's SQLite store: documents, signature postings, pairs and runs.
+//!
+//! One file per collection, WAL mode, schema versioned with `PRAGMA user_version`. Every change
+//! goes through a transaction, so a process killed at any moment leaves a consistent store.
+
+pub mod queries;
+
+use crate::acquire::{Frontier, UrlRecord, UrlState};
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::path::{Path, PathBuf};
+
+/// Schema migrations; entry i brings the schema from version i to i + 1.
+const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    command TEXT NOT NULL,
+    params TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL
+);
+CREATE TABLE documents (
+    num INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    source TEXT NOT NULL,
+    source_rank INTEGER NOT NULL,
+    locator TEXT NOT NULL,
+    url TEXT,
+    title TEXT,
+    lang TEXT,
+    raw_bytes INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    words INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    duplicate_of TEXT,
+    sig_size INTEGER NOT NULL DEFAULT 0,
+    added_run INTEGER NOT NULL REFERENCES runs(id)
+);
+CREATE INDEX documents_status ON documents(status);
+CREATE TABLE postings (
+    fp INTEGER NOT NULL,
+    doc INTEGER NOT NULL REFERENCES documents(num),
+    PRIMARY KEY (fp, doc)
+) WITHOUT ROWID;
+CREATE INDEX postings_doc ON postings(doc);
+CREATE TABLE pairs (
+    id INTEGER PRIMARY KEY,
+    a TEXT NOT NULL REFERENCES documents(id),
+    b TEXT NOT NULL REFERENCES documents(id),
+    inter INTEGER NOT NULL,
+    resemblance REAL NOT NULL,
+    cont_a_in_b REAL,
+    cont_b_in_a REAL,
+    verdict TEXT NOT NULL,
+    verified INTEGER NOT NULL DEFAULT 0,
+    decision TEXT,
+    note TEXT,
+    decided_at TEXT,
+    run INTEGER NOT NULL REFERENCES runs(id),
+    UNIQUE (a, b)
+);
+CREATE INDEX pairs_verdict ON pairs(verdict);
+"#,
+    r#"
+CREATE TABLE urls (
+    url TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT,
+    record TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX urls_source_state ON urls(source, state);
+"#,
+    // v3 (update and review): which review decision dropped a document, and every decision taken.
+    r#"
+ALTER TABLE documents ADD COLUMN dropped_by INTEGER;
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    pair INTEGER NOT NULL REFERENCES pairs(id),
+    decision TEXT NOT NULL,
+    note TEXT,
+    decided_at TEXT NOT NULL
+);
+CREATE INDEX decisions_pair ON decisions(pair);
+CREATE INDEX pairs_a ON pairs(a);
+CREATE INDEX pairs_b ON pairs(b);
+"#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Status of a document in the collection.
+pub mod status {
+    /// Signed and stored, not yet compared.
+    pub const PENDING: &str = "pending";
+    /// In the collection.
+    pub const KEPT: &str = "kept";
+    /// A near-copy of a kept document (`duplicate_of` says which).
+    pub const DUPLICATE: &str = "duplicate";
+    /// Too few words after cleaning.
+    pub const SHORT: &str = "short";
+    /// Rejected by another filter (`reason` says which).
+    pub const FILTERED: &str = "filtered";
+    /// Removed by a curator's review decision (`dropped_by` names the pair).
+    pub const DROPPED: &str = "dropped";
+}
+
+/// One document as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Stable id (from the locator and the text).
+    pub id: String,
+    /// Report name of the source.
+    pub source: String,
+    /// Position of the source in the topic (lower is preferred when choosing a copy).
+    pub source_rank: u32,
+    /// Where it came from: URL or file path (and line for JSONL).
+    pub locator: String,
+    /// Web address, when it has one.
+    pub url: Option<String>,
+    /// Title, when known.
+    pub title: Option<String>,
+    /// Detected language (ISO 639-1), when known.
+    pub lang: Option<String>,
+    /// Size of the input before cleaning.
+    pub raw_bytes: u64,
+    /// Cleaned text.
+    pub text: String,
+    /// Words in the cleaned text.
+    pub words: u64,
+    /// SHA-256 of the cleaned text, hex.
+    pub sha256: String,
+    /// One of [`status`].
+    pub status: String,
+    /// Why it was rejected, for `filtered`.
+    pub reason: Option<String>,
+    /// The kept document this one duplicates.
+    pub duplicate_of: Option<String>,
+}
+
+/// A judged pair as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPair {
+    /// Pair id (used by review commands).
+    pub id: i64,
+    /// First document id.
+    pub a: String,
+    /// Second document id.
+    pub b: String,
+    /// Shared signature elements.
+    pub inter: u32,
+    /// Resemblance.
+    pub resemblance: f64,
+    /// Containment of a in b (NaN when the method has none).
+    pub cont_a_in_b: f64,
+    /// Containment of b in a.
+    pub cont_b_in_a: f64,
+    /// duplicate, contained, different, unsure.
+    pub verdict: String,
+    /// Whether scores come from the full shingle index.
+    pub verified: bool,
+}
+
+/// An open collection store.
+pub struct Store {
+    pub(crate) conn: Connection,
+    path: PathBuf,
+}
+
+/// Seconds since the Unix epoch, as stored in `*_at` columns.
+pub(crate) fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    secs.to_string()
+}
+
+pub(crate) fn nan_to_null(x: f64) -> Option<f64> {
+    if x.is_nan() {
+        None
+    } else {
+        Some(x)
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("{}: cannot open store", path.display()))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .and_then(|_| conn.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|_| conn.pragma_update(None, "foreign_keys", "ON"))
+            .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(10)))
+            .with_context(|| format!("{}: not a usable SQLite store", path.display()))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Path of the store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .with_context(|| format!("{}: not a SQLite database", self.path.display()))?;
+        if version > SCHEMA_VERSION {
+            bail!(
+                "{}: store schema version {version} is newer than this collect understands ({SCHEMA_VERSION}); upgrade collect",
+                self.path.display()
+            );
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql).with_context(|| {
+                format!("{}: migration to v{} failed", self.path.display(), i + 1)
+            })?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// A value from the meta table.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Sets a value in the meta table.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Records the start of a command; returns the run id.
+    pub fn begin_run(&self, command: &str, params_json: &str) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO runs(command, params, started_at, status) VALUES (?1, ?2, ?3, 'running')",
+            params![command, params_json, now()],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records the end of a run.
+    pub fn finish_run(&self, run: i64, status: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
+            params![now(), status, run],
+        )?;
+        Ok(())
+    }
+
+    /// Whether a document with this id is stored.
+    pub fn has_document(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .conn
+            .query_row("SELECT 1 FROM documents WHERE id = ?1", [id], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Stores documents and their signatures in one transaction; already stored ids are skipped.
+    /// Returns how many were new.
+    pub fn insert_documents(&mut self, run: i64, docs: &[(Document, Vec<u64>)]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut added = 0;
+        {
+            let mut ins = tx.prepare_cached(
+                "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
+                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            )?;
+            let mut post =
+                tx.prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")?;
+            for (d, sig) in docs {
+                let n = ins.execute(params![
+                    d.id,
+                    d.source,
+                    d.source_rank,
+                    d.locator,
+                    d.url,
+                    d.title,
+                    d.lang,
+                    d.raw_bytes as i64,
+                    d.text,
+                    d.words as i64,
+                    d.sha256,
+                    d.status,
+                    d.reason,
+                    d.duplicate_of,
+                    sig.len() as i64,
+                    run
+                ])?;
+                if n == 0 {
+                    continue;
+                }
+                added += 1;
+                let num = tx.last_insert_rowid();
+                for &fp in sig {
+                    // SQLite integers are signed: the u64 bit pattern is kept as is.
+                    post.execute(params![fp as i64, num])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(added)
+    }
+
+    /// Ids and signatures of the documents with the given status, ordered by id.
+    pub fn signatures(&self, status: &str) -> Result<Vec<(String, Vec<u64>)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT d.id, p.fp FROM documents d LEFT JOIN postings p ON p.doc = d.num
+             WHERE d.status = ?1 ORDER BY d.id, p.fp",
+        )?;
+        let mut rows = stmt.query([status])?;
+        let mut out: Vec<(String, Vec<u64>)> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let id: String = r.get(0)?;
+            let fp: Option<i64> = r.get(1)?;
+            if out.last().map(|(last, _)| last != &id).unwrap_or(true) {
+                out.push((id, Vec::new()));
+            }
+            if let Some(fp) = fp {
+                out.last_mut().expect("pushed above").1.push(fp as u64);
+            }
+        }
+        for (_, sig) in &mut out {
+            sig.sort_unstable();
+        }
+        Ok(out)
+    }
+
+    /// Documents with the given status, ordered by id.
+    pub fn documents(&self, status: Option<&str>) -> Result<Vec<Document>> {
+        let sql =
+            "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
+                    sha256, status, reason, duplicate_of FROM documents
+                    WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
+        let mut stmt = self.conn.prepare(sql)?;
+        let rows = stmt.query_map([status], |r| {
+            Ok(Document {
+                id: r.get(0)?,
+                source: r.get(1)?,
+                source_rank: r.get(2)?,
+                locator: r.get(3)?,
+                url: r.get(4)?,
+                title: r.get(5)?,
+                lang: r.get(6)?,
+                raw_bytes: r.get::<_, i64>(7)? as u64,
+                text: r.get(8)?,
+                words: r.get::<_, i64>(9)? as u64,
+                sha256: r.get(10)?,
+                status: r.get(11)?,
+                reason: r.get(12)?,
+                duplicate_of: r.get(13)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Writes the outcome of a dedup pass in one transaction: statuses, `duplicate_of`, pairs.
+    pub fn record_dedup(
+        &mut self,
+        run: i64,
+        outcomes: &[(String, &str, Option<String>)],
+        pairs: &[StoredPair],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        write_dedup(&tx, run, outcomes, pairs)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets answered search, API and sitemap requests, so the next acquisition asks again;
+    /// fetched pages and final failures stay.
+    pub fn forget_listings(&self) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM urls WHERE state = 'listed'", [])?;
+        Ok(())
+    }
+
+    /// Acquisition figures per web source (empty for collections without web sources).
+    pub fn url_counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+        url_counts(&self.conn)
+    }
+
+    /// All stored pairs, ordered by (a, b).
+    pub fn pairs(&self) -> Result<Vec<StoredPair>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified
+             FROM pairs ORDER BY a, b",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(StoredPair {
+                id: r.get(0)?,
+                a: r.get(1)?,
+                b: r.get(2)?,
+                inter: r.get(3)?,
+                resemblance: r.get(4)?,
+                cont_a_in_b: r.get::<_, Option<f64>>(5)?.unwrap_or(f64::NAN),
+                cont_b_in_a: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
+                verdict: r.get(7)?,
+                verified: r.get::<_, i64>(8)? != 0,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+/// The web frontier kept in the store: every URL's state, and fetched pages until they are
+/// turned into documents. Its own connection, so acquisition threads can share it.
+pub struct StoreFrontier {
+    conn: std::sync::Mutex<Connection>,
+    path: PathBuf,
+}
+
+/// Acquisition figures of one source, from the frontier.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct UrlCounts {
+    /// Search/API/sitemap requests answered.
+    pub queries: u64,
+    /// URLs found (all but the answered requests).
+    pub results: u64,
+    /// Fetched documents.
+    pub fetched: u64,
+    /// Failures by class (timeout, http-500, …).
+    pub failed: std::collections::BTreeMap<String, u64>,
+    /// Skipped by reason (robots, content-type, too-large, …).
+    pub skipped: std::collections::BTreeMap<String, u64>,
+}
+
+impl StoreFrontier {
+    /// Opens the frontier of the store at `path` (the store must exist and be migrated).
+    pub fn open(path: &Path) -> Result<StoreFrontier> {
+        // Opening through Store runs the migrations and sets WAL.
+        let store = Store::open(path)?;
+        Ok(StoreFrontier {
+            conn: std::sync::Mutex::new(store.conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent: keep going.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Fetched records of one source, ordered by URL.
+    pub fn fetched(&self, source: &str) -> Result<Vec<UrlRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT url, record FROM urls WHERE source = ?1 AND state = 'fetched' ORDER BY url",
+        )?;
+        let rows = stmt.query_map([source], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (url, json) = row?;
+            let rec: UrlRecord = serde_json::from_str(&json).with_context(|| {
+                format!(
+                    "{}: frontier record of {url} is damaged",
+                    self.path.display()
+                )
+            })?;
+            out.push(rec);
+        }
+        Ok(out)
+    }
+
+    /// Acquisition figures per source.
+    pub fn counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+        url_counts(&self.conn())
+    }
+}
+
+/// Acquisition figures per source, from the `urls` table.
+fn url_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+    let mut stmt = conn.prepare(
+        "SELECT source, state, reason, COUNT(*) FROM urls GROUP BY source, state, reason",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out: std::collections::BTreeMap<String, UrlCounts> = Default::default();
+    while let Some(r) = rows.next()? {
+        let (source, state, reason, n): (String, String, Option<String>, i64) =
+            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+        let c = out.entry(source).or_default();
+        let n = n as u64;
+        match state.as_str() {
+            "listed" => c.queries += n,
+            "fetched" => c.fetched += n,
+            "failed" => *c.failed.entry(reason.unwrap_or_default()).or_default() += n,
+            "skipped" => *c.skipped.entry(reason.unwrap_or_default()).or_default() += n,
+            _ => {}
+        }
+        if state != "listed" {
+            c.results += n;
+        }
+    }
+    Ok(out)
+}
+
+/// The failure class of a frontier failure message (`timeout: …` → `timeout`).
+fn failure_class(msg: &str) -> String {
+    msg.split(':').next().unwrap_or("failed").trim().to_string()
+}
+
+impl Frontier for StoreFrontier {
+    fn seen(&self, url: &str) -> Option<UrlRecord> {
+        let conn = self.conn();
+        let json: Option<String> = conn
+            .query_row("SELECT record FROM urls WHERE url = ?1", [url], |r| {
+                r.get(0)
+            })
+            .optional()
+            .ok()
+            .flatten();
+        // A damaged row is treated as unseen: the URL is fetched again rather than lost.
+        json.and_then(|j| serde_json::from_str(&j).ok())
+    }
+
+    fn record(&self, rec: &UrlRecord) -> anyhow::Result<()> {
+        let (state, reason) = match &rec.state {
+            UrlState::Discovered => ("discovered", None),
+            UrlState::Fetched => ("fetched", None),
+            UrlState::Failed(m) => ("failed", Some(failure_class(m))),
+            UrlState::Skipped(r) => ("skipped", Some(r.as_str().to_string())),
+            UrlState::Listed { .. } => ("listed", None),
+        };
+        let json = serde_json::to_string(rec)?;
+        self.conn()
+            .execute(
+                "INSERT INTO urls(url, source, state, reason, record, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(url) DO UPDATE SET source = excluded.source, state = excluded.state,
+                    reason = excluded.reason, record = excluded.record, updated_at = excluded.updated_at",
+                params![rec.url, rec.source, state, reason, json, now()],
+            )
+            .with_context(|| format!("{}: cannot record {}", self.path.display(), rec.url))?;
+        Ok(())
+    }
+}
+
+fn write_dedup(
+    tx: &Transaction<'_>,
+    run: i64,
+    outcomes: &[(String, &str, Option<String>)],
+    pairs: &[StoredPair],
+) -> Result<()> {
+    let mut upd =
+        tx.prepare_cached("UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3")?;
+    for (id, st, dup) in outcomes {
+        upd.execute(params![st, dup, id])?;
+    }
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT(a, b) DO UPDATE SET inter = excluded.inter, resemblance = excluded.resemblance,
+            cont_a_in_b = excluded.cont_a_in_b, cont_b_in_a = excluded.cont_b_in_a,
+            verdict = excluded.verdict, verified = excluded.verified",
+    )?;
+    for p in pairs {
+        ins.execute(params![
+            p.a,
+            p.b,
+            p.inter,
+            p.resemblance,
+            nan_to_null(p.cont_a_in_b),
+            nan_to_null(p.cont_b_in_a),
+            p.verdict,
+            p.verified as i64,
+            run
+        ])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: &str, text: &str) -> Document {
+        Document {
+            id: id.into(),
+            source: "local".into(),
+            source_rank: 0,
+            locator: format!("{id}.txt"),
+            url: None,
+            title: None,
+            lang: Some("en".into()),
+            raw_bytes: text.len() as u64,
+            text: text.into(),
+            words: 2,
+            sha256: "00".into(),
+            status: status::PENDING.into(),
+            reason: None,
+            duplicate_of: None,
+        }
+    }
+
+    #[test]
+    fn documents_and_signatures_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        let big = u64::MAX - 3; // does not fit an i64: stored as its bit pattern
+        let added = s
+            .insert_documents(
+                run,
+                &[
+                    (doc("b", "two words"), vec![5, big]),
+                    (doc("a", "x y"), vec![]),
+                ],
+            )
+            .unwrap();
+        assert_eq!(added, 2);
+        // Same ids again: nothing added, nothing duplicated.
+        assert_eq!(
+            s.insert_documents(run, &[(doc("b", "two words"), vec![5])])
+                .unwrap(),
+            0
+        );
+        let sigs = s.signatures(status::PENDING).unwrap();
+        assert_eq!(sigs, vec![("a".into(), vec![]), ("b".into(), vec![5, big])]);
+        assert!(s.has_document("a").unwrap());
+        assert_eq!(s.documents(None).unwrap()[1].text, "two words");
+    }
+
+    #[test]
+    fn dedup_outcome_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        s.insert_documents(run, &[(doc("a", "x"), vec![1]), (doc("b", "x"), vec![1])])
+            .unwrap();
+        let pair = StoredPair {
+            id: 0,
+            a: "a".into(),
+            b: "b".into(),
+            inter: 1,
+            resemblance: 1.0,
+            cont_a_in_b: 1.0,
+            cont_b_in_a: f64::NAN,
+            verdict: "duplicate".into(),
+            verified: false,
+        };
+        s.record_dedup(
+            run,
+            &[
+                ("a".into(), status::KEPT, None),
+                ("b".into(), status::DUPLICATE, Some("a".into())),
+            ],
+            &[pair],
+        )
+        .unwrap();
+        let docs = s.documents(Some(status::DUPLICATE)).unwrap();
+        assert_eq!(docs[0].duplicate_of.as_deref(), Some("a"));
+        let pairs = s.pairs().unwrap();
+        assert!(pairs[0].cont_b_in_a.is_nan());
+        assert_eq!(pairs[0].verdict, "duplicate");
+    }
+
+    #[test]
+    fn frontier_round_trips_and_counts() {
+        use crate::acquire::{FetchedPage, Payload, SkipReason};
+        let dir = tempfile::tempdir().unwrap();
+        let f = StoreFrontier::open(&dir.path().join("c.sqlite")).unwrap();
+        let mut rec = UrlRecord {
+            url: "http://a.example/x".into(),
+            source: "sites".into(),
+            query: None,
+            state: UrlState::Discovered,
+            fetched: None,
+        };
+        f.record(&rec).unwrap();
+        assert_eq!(f.seen(&rec.url).unwrap().state, UrlState::Discovered);
+        rec.state = UrlState::Fetched;
+        rec.fetched = Some(FetchedPage {
+            final_url: rec.url.clone(),
+            title: Some("X".into()),
+            body: "<p>тело</p>".into(),
+            payload: Payload::Html,
+            content_type: "text/html".into(),
+            fetched_at: 1,
+        });
+        f.record(&rec).unwrap();
+        let robots = UrlRecord {
+            url: "http://a.example/private".into(),
+            state: UrlState::Skipped(SkipReason::Robots),
+            fetched: None,
+            ..rec.clone()
+        };
+        f.record(&robots).unwrap();
+        let failed = UrlRecord {
+            url: "http://a.example/500".into(),
+            state: UrlState::Failed("http-500: http://a.example/500 answered 500".into()),
+            fetched: None,
+            ..rec.clone()
+        };
+        f.record(&failed).unwrap();
+        assert_eq!(f.fetched("sites").unwrap(), vec![rec]);
+        let c = &f.counts().unwrap()["sites"];
+        assert_eq!((c.results, c.fetched), (3, 1));
+        assert_eq!(c.skipped["robots"], 1);
+        assert_eq!(c.failed["http-500"], 1);
+    }
+
+    #[test]
+    fn reopening_keeps_schema_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        Store::open(&p).unwrap().set_meta("k", "v").unwrap();
+        let s = Store::open(&p).unwrap();
+        assert_eq!(s.meta("k").unwrap().as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn garbage_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        std::fs::write(&p, b"this is not sqlite at all, just some bytes........").unwrap();
+        let e = Store::open(&p).err().unwrap();
+        assert!(format!("{e:#}").contains("c.sqlite"), "{e:#}");
+    }
+}
