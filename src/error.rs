@@ -22,8 +22,22 @@ pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
 /// Whether an error chain is the input's fault.
 pub fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.is::<BadInput>()
-            || c.is::<crate::topic::TopicError>()
-            || c.is::<crate::build::CollectionExists>()
+        c.is::<BadInput>() || c.is::<crate::topic::TopicError>() || c.is::<CollectionExists>()
     })
 }
+
+/// The collection a build was refused over: it exists and `update` is the way to grow it.
+#[derive(Debug)]
+pub struct CollectionExists(pub std::path::PathBuf);
+
+impl fmt::Display for CollectionExists {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} already holds a built collection; use `collect update` to add to it, or `collect build --force` to rebuild it from scratch",
+            self.0.display()
+        )
+    }
+}
+
+impl std::error::Error for CollectionExists {}

@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod progress;
+pub mod testhooks;
 pub mod topic;
 
 pub mod acquire;
@@ -12,6 +13,7 @@ pub mod canon;
 pub mod clean;
 pub mod collection;
 pub mod dedup;
+pub mod filter;
 pub mod readers;
 pub mod review;
 pub mod sign;

@@ -1,7 +1,8 @@
 //! Topic files: the curator's description of a collection (YAML).
 
 use crate::acquire::{self, CrawlConfig, WebSourceConfig};
-use crate::sign::DetectorParams;
+use crate::filter::FilterSettings;
+use crate::sign::DedupSettings;
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -25,10 +26,10 @@ pub struct Topic {
     pub sources: Vec<SourceSpec>,
     /// Filters applied after cleaning.
     #[serde(default)]
-    pub filter: FilterConfig,
+    pub filter: FilterSettings,
     /// Near-duplicate detection.
     #[serde(default)]
-    pub dedup: DedupConfig,
+    pub dedup: DedupSettings,
     /// Politeness of web fetching.
     #[serde(default)]
     pub crawl: CrawlConfig,
@@ -117,94 +118,6 @@ impl SourceSpec {
 }
 
 /// Filters applied to cleaned texts (METHOD.md step 4).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FilterConfig {
-    /// Texts with fewer words than this (after cleaning) are kept out as `short`.
-    pub min_words: usize,
-    /// Texts with more words than this are kept out as `filtered` (0: no limit).
-    pub max_words: usize,
-    /// Keep only texts detected in one of the topic's `languages`.
-    pub language: bool,
-}
-
-impl Default for FilterConfig {
-    fn default() -> Self {
-        FilterConfig {
-            min_words: 100,
-            max_words: 0,
-            language: true,
-        }
-    }
-}
-
-/// Near-duplicate detection settings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DedupConfig {
-    /// Detector: one of `signature::METHODS` (docs/methods.md).
-    pub method: String,
-    /// Words per shingle (default 4; megashingles 5).
-    pub shingle: Option<usize>,
-    /// Modulus of mod-m.
-    pub modulus: u64,
-    /// Signature size of min-n.
-    pub min_n: usize,
-    /// Megashingles: min-wise maps.
-    pub maps: usize,
-    /// Megashingles: supershingles.
-    pub supershingles: usize,
-    /// Resemblance at or above which two texts are duplicates.
-    pub resemblance: f64,
-    /// Containment at or above which a pair goes to the curator's review.
-    pub containment: f64,
-    /// mod-m: texts with fewer sampled fingerprints keep their full index (see README).
-    pub min_elements: usize,
-    /// infostream: heavy terms (of 12) two texts must share to be duplicates.
-    pub agree: usize,
-}
-
-/// Default resemblance threshold (see README, "Choosing the thresholds").
-pub const DEFAULT_RESEMBLANCE: f64 = 0.5;
-/// Default containment threshold (see README, "Choosing the thresholds").
-pub const DEFAULT_CONTAINMENT: f64 = 0.5;
-/// Default floor of sampled signature size (see README, "Small signatures").
-pub const DEFAULT_MIN_ELEMENTS: usize = 8;
-
-impl Default for DedupConfig {
-    fn default() -> Self {
-        let p = DetectorParams::default();
-        DedupConfig {
-            method: p.method,
-            shingle: p.shingle,
-            modulus: p.modulus,
-            min_n: p.min_n,
-            maps: p.maps,
-            supershingles: p.supershingles,
-            resemblance: DEFAULT_RESEMBLANCE,
-            containment: DEFAULT_CONTAINMENT,
-            min_elements: DEFAULT_MIN_ELEMENTS,
-            agree: p.agree,
-        }
-    }
-}
-
-impl DedupConfig {
-    /// The detector parameters of this configuration.
-    pub fn detector_params(&self) -> DetectorParams {
-        DetectorParams {
-            method: self.method.clone(),
-            shingle: self.shingle,
-            modulus: self.modulus,
-            min_n: self.min_n,
-            maps: self.maps,
-            supershingles: self.supershingles,
-            min_elements: self.min_elements,
-            agree: self.agree,
-        }
-    }
-}
-
 /// A topic file that could not be used, with the place of the problem.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicError {
@@ -309,7 +222,7 @@ impl Topic {
                 ));
             }
         }
-        if let Err(e) = crate::sign::build_detector(&d.detector_params()) {
+        if let Err(e) = crate::sign::build_detector(d) {
             let (l, c) = here("dedup");
             return Err(err_at(l, c, format!("dedup: {e}")));
         }

@@ -1,8 +1,8 @@
 //! The postings engine against naive pairwise computation on real texts (examples/texts).
 
 use collect::canon::{Canonicalizer, StopWords};
-use collect::dedup::{shared_pairs, Postings};
 use collect::sign::{intersection_size, Detector, Full, MinN, ModM};
+use collect::sign::{shared_pairs, Postings};
 
 fn texts() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");
@@ -34,7 +34,7 @@ fn postings_counts_equal_naive_intersections() {
             .iter()
             .map(|t| det.sign(&canon.canonicalize(t)))
             .collect();
-        let fast = shared_pairs(&sigs, &Postings::build(&sigs));
+        let fast = shared_pairs(&sigs, &Postings::build(&sigs), sigs.len());
         let mut naive = Vec::new();
         for a in 0..sigs.len() {
             for b in a + 1..sigs.len() {

@@ -6,16 +6,19 @@
 //! review queue. Newcomers are stored as `pending` in batches, and only one final transaction
 //! settles them, so a run killed anywhere and rerun settles exactly the same set.
 
-use crate::build::{self, engine_of, BATCH};
+use super::ingest::{self, Ingest, Preparer, BATCH};
+use super::{candidate, default_out_dir, detector_of, settle};
 use crate::canon::{Canonicalizer, StopWords};
 use crate::collection;
-use crate::dedup::{self, EngineConfig};
-use crate::sign::{Detector, Full, Verdict};
-use crate::store::{status, Store, StoredPair};
+use crate::dedup::{self, Candidate, Standing};
+use crate::sign::{Detector, Thresholds, Verdict};
+use crate::store::queries::DocMeta;
+use crate::store::{Status, Store};
+use crate::testhooks;
 use crate::topic::Topic;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -73,33 +76,10 @@ pub struct UpdateSummary {
     pub totals: collection::Counts,
 }
 
-/// Test hook: when `COLLECT_TEST_PAUSE_AFTER` names this stage, stop here until killed, so the
-/// kill-and-rerun tests can interrupt the real binary at a known point.
-pub fn test_pause(stage: &str) {
-    if std::env::var("COLLECT_TEST_PAUSE_AFTER").as_deref() == Ok(stage) {
-        eprintln!("collect: paused after {stage}");
-        loop {
-            std::thread::sleep(std::time::Duration::from_secs(3600));
-        }
-    }
-}
-
-fn batch_size() -> usize {
-    // Tests shrink batches to interrupt between two of them on small inputs.
-    std::env::var("COLLECT_TEST_BATCH")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(BATCH)
-}
-
 /// Adds what the topic's sources deliver anew to the built collection.
 pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| build::default_out_dir(topic));
-    let store_path = out.join("collection.sqlite");
+    let out = opts.out.clone().unwrap_or_else(|| default_out_dir(topic));
+    let store_path = collection::store_path(&out);
     if !store_path.exists() {
         return Err(crate::error::bad_input(format!(
             "{}: no collection here; build it first with `collect build`",
@@ -113,7 +93,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
             out.display()
         )));
     }
-    let (detector, engine) = engine_of(topic)?;
+    let detector = detector_of(topic)?;
     if let Some(key) = store.meta("detector")? {
         if key != detector.key() {
             return Err(crate::error::bad_input(format!(
@@ -138,21 +118,27 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
     let mut first_batch = true;
-    let (read, new) = build::store_new_documents(
+    let ingested = ingest::store_new_documents(
         topic,
-        &mut store,
-        run,
-        &stop,
-        detector.as_ref(),
-        &progress,
-        batch_size(),
-        &mut || {
-            if std::mem::take(&mut first_batch) {
-                test_pause("read-batch");
-            }
+        Ingest {
+            store: &mut store,
+            run,
+            preparer: Preparer {
+                filter: &topic.filter,
+                languages: &topic.languages,
+                stop: &stop,
+                detector: detector.as_ref(),
+            },
+            progress: &progress,
+            batch: testhooks::batch_size(BATCH),
+            after_batch: &mut || {
+                if std::mem::take(&mut first_batch) {
+                    testhooks::pause("read-batch");
+                }
+            },
         },
     )?;
-    test_pause("read");
+    testhooks::pause("read");
 
     let started = Instant::now();
     let settled = settle_pending(
@@ -160,18 +146,18 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         run,
         &stop,
         detector.as_ref(),
-        &engine,
+        &topic.dedup.thresholds(),
         opts.lookup,
     )?;
     let compare_seconds = started.elapsed().as_secs_f64();
-    test_pause("dedup");
+    testhooks::pause("dedup");
     let totals = collection::sync_collection(&store, &out)?;
     store.set_meta("update_state", "complete")?;
     store.finish_run(run, "ok")?;
     Ok(UpdateSummary {
         out,
-        read,
-        new,
+        read: ingested.read,
+        new: ingested.new,
         settled: settled.settled,
         kept: settled.kept,
         duplicates: settled.duplicates,
@@ -194,53 +180,111 @@ pub struct Settled {
     pub contained: usize,
 }
 
-/// A stored (already settled) document that shares fingerprints with a newcomer.
-struct Partner {
-    id: String,
-    status: String,
-    words: u64,
-    rank: u32,
-    sig: Vec<u64>,
-}
-
 /// Compares every pending document with the settled store and with each other, and settles
 /// them in one transaction. Cost follows the pending documents and their partners, not the store
 /// (with `Lookup::Sql`).
-pub fn settle_pending(
+///
+/// The newcomers come first and the stored texts sharing a fingerprint with one of them after,
+/// so the engine judges newcomer × newcomer and newcomer × stored pairs, never two stored
+/// texts again; the keep rule sees stored kept texts as staying.
+fn settle_pending(
     store: &mut Store,
     run: i64,
     stop: &StopWords,
     detector: &dyn Detector,
-    engine: &EngineConfig,
+    thresholds: &Thresholds,
     lookup: Lookup,
 ) -> Result<Settled> {
-    let docs = store.documents(Some(status::PENDING))?;
+    let docs = store.documents(Some(Status::Pending))?;
     if docs.is_empty() {
         return Ok(Settled::default());
     }
-    let sig_map: FxHashMap<String, Vec<u64>> =
-        store.signatures(status::PENDING)?.into_iter().collect();
-    let sigs: Vec<Vec<u64>> = docs
+    let mut sig_map: FxHashMap<String, Vec<u64>> =
+        store.signatures(Status::Pending)?.into_iter().collect();
+    let mut sigs: Vec<Vec<u64>> = docs
         .iter()
-        .map(|d| sig_map.get(&d.id).cloned().unwrap_or_default())
+        .map(|d| sig_map.remove(&d.id).unwrap_or_default())
         .collect();
-    let pending_nums: rustc_hash::FxHashSet<i64> = store
-        .nums_with_status(status::PENDING)?
+    let partners = stored_partners(store, &sigs, lookup)?;
+    let mut candidates: Vec<Candidate> = docs
+        .iter()
+        .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
+        .collect();
+    for p in &partners {
+        let standing = if p.meta.status == Status::Kept {
+            Standing::Kept
+        } else {
+            Standing::Out
+        };
+        candidates.push(candidate(
+            &p.meta.id,
+            p.meta.words,
+            p.meta.source_rank,
+            standing,
+        ));
+    }
+    let n_new = docs.len();
+    sigs.extend(partners.iter().map(|p| p.sig.clone()));
+    let full = dedup::full_detector(detector);
+    let pairs = dedup::find_pairs(&sigs, n_new, detector, thresholds, &mut |need| {
+        let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
+        for &i in need {
+            let i_new = i as usize;
+            if i_new < n_new {
+                texts.push((i, docs[i_new].text.clone()));
+            } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
+                texts.push((i, t));
+            }
+        }
+        Ok(texts
+            .par_iter()
+            .map_init(
+                || Canonicalizer::new(stop),
+                |c, (i, text)| (*i, full.sign(&c.canonicalize(text))),
+            )
+            .collect())
+    })?;
+    let (outcomes, mut stored) = settle(&candidates, &pairs);
+    stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
+    let duplicates = outcomes
+        .iter()
+        .filter(|o| o.status == Status::Duplicate)
+        .count();
+    let result = Settled {
+        settled: docs.len(),
+        kept: docs.len() - duplicates,
+        duplicates,
+        contained: stored
+            .iter()
+            .filter(|p| p.verdict == Verdict::Contained)
+            .count(),
+    };
+    store.record_update(&outcomes, &stored, run)?;
+    Ok(result)
+}
+
+/// A stored (already settled) document that shares fingerprints with a newcomer.
+struct Partner {
+    meta: DocMeta,
+    sig: Vec<u64>,
+}
+
+/// The settled documents sharing at least one fingerprint with a newcomer, by row number.
+fn stored_partners(store: &Store, sigs: &[Vec<u64>], lookup: Lookup) -> Result<Vec<Partner>> {
+    let pending: FxHashSet<i64> = store
+        .nums_with_status(Status::Pending)?
         .into_iter()
         .collect();
-
-    // Newcomer × stored: |A∩B| by counting hits over the newcomers' fingerprints.
-    let mut hits: Vec<FxHashMap<i64, u32>> = vec![FxHashMap::default(); docs.len()];
+    let mut nums: Vec<i64> = Vec::new();
     match lookup {
         Lookup::Sql => {
-            for (i, sig) in sigs.iter().enumerate() {
-                for &fp in sig {
-                    for num in store.docs_with_fingerprint(fp)? {
-                        if !pending_nums.contains(&num) {
-                            *hits[i].entry(num).or_default() += 1;
-                        }
-                    }
-                }
+            for &fp in sigs.iter().flatten() {
+                nums.extend(
+                    store
+                        .docs_with_fingerprint(fp)?
+                        .into_iter()
+                        .filter(|n| !pending.contains(n)),
+                );
             }
         }
         Lookup::Memory => {
@@ -248,197 +292,22 @@ pub fn settle_pending(
             for (fp, num) in store.settled_postings()? {
                 index.entry(fp).or_default().push(num);
             }
-            for (i, sig) in sigs.iter().enumerate() {
-                for fp in sig {
-                    for &num in index.get(fp).map(Vec::as_slice).unwrap_or(&[]) {
-                        *hits[i].entry(num).or_default() += 1;
-                    }
-                }
+            for fp in sigs.iter().flatten() {
+                nums.extend(index.get(fp).map(Vec::as_slice).unwrap_or(&[]));
             }
         }
     }
-    let mut partners: FxHashMap<i64, Partner> = FxHashMap::default();
-    for num in hits.iter().flat_map(|h| h.keys()).copied() {
-        if partners.contains_key(&num) {
-            continue;
-        }
-        let meta = store.document_meta_by_num(num)?.with_context(|| {
-            format!("{}: posting of a missing document", store.path().display())
-        })?;
-        partners.insert(
-            num,
-            Partner {
-                id: meta.id,
-                status: meta.status,
-                words: meta.words,
-                rank: meta.source_rank,
+    nums.sort_unstable();
+    nums.dedup();
+    nums.into_iter()
+        .map(|num| {
+            let meta = store.document_meta_by_num(num)?.with_context(|| {
+                format!("{}: posting of a missing document", store.path().display())
+            })?;
+            Ok(Partner {
+                meta,
                 sig: store.signature_of(num)?,
-            },
-        );
-    }
-
-    // Judge newcomer × stored pairs; unsure ones go to the full shingle indexes below.
-    struct Cross {
-        new: usize,
-        num: i64,
-        pair: dedup::Pair,
-    }
-    let mut cross: Vec<Cross> = Vec::new();
-    for (i, h) in hits.iter().enumerate() {
-        let mut nums: Vec<(&i64, &u32)> = h.iter().collect();
-        nums.sort_unstable();
-        for (&num, &inter) in nums {
-            let p = &partners[&num];
-            let (scores, verdict) =
-                detector.judge_pair(&sigs[i], &p.sig, inter as usize, &engine.thresholds);
-            cross.push(Cross {
-                new: i,
-                num,
-                pair: dedup::Pair {
-                    a: 0,
-                    b: 1,
-                    scores,
-                    verdict,
-                    verified: false,
-                },
-            });
-        }
-    }
-    // Newcomer × newcomer: the build's all-vs-all engine on the newcomers alone.
-    let postings = dedup::Postings::build(&sigs);
-    let shared = dedup::shared_pairs(&sigs, &postings);
-    let mut inner = dedup::judge_pairs(&sigs, &shared, detector, engine);
-
-    let full = Full::new(detector.shingle());
-    let need_new = dedup::unsure_docs(&inner);
-    let unsure_cross: Vec<usize> = (0..cross.len())
-        .filter(|&k| cross[k].pair.verdict == Verdict::Unsure)
-        .collect();
-    if !need_new.is_empty() || !unsure_cross.is_empty() {
-        let mut texts: FxHashMap<String, String> = FxHashMap::default();
-        let mut want: Vec<usize> = need_new.iter().map(|&i| i as usize).collect();
-        want.extend(unsure_cross.iter().map(|&k| cross[k].new));
-        want.sort_unstable();
-        want.dedup();
-        for &i in &want {
-            texts.insert(docs[i].id.clone(), docs[i].text.clone());
-        }
-        for &k in &unsure_cross {
-            let id = &partners[&cross[k].num].id;
-            if !texts.contains_key(id) {
-                if let Some(t) = store.document_text(id)? {
-                    texts.insert(id.clone(), t);
-                }
-            }
-        }
-        let index: FxHashMap<String, Vec<u64>> = texts
-            .par_iter()
-            .map_init(
-                || Canonicalizer::new(stop),
-                |c, (id, text)| (id.clone(), full.sign(&c.canonicalize(text))),
-            )
-            .collect();
-        let by_pos: FxHashMap<u32, Vec<u64>> = need_new
-            .iter()
-            .filter_map(|&i| index.get(&docs[i as usize].id).map(|s| (i, s.clone())))
-            .collect();
-        dedup::verify_unsure(&mut inner, &by_pos, &full, engine);
-        for &k in &unsure_cross {
-            let c = &mut cross[k];
-            let a = index.get(&docs[c.new].id);
-            let b = index.get(&partners[&c.num].id);
-            if let (Some(a), Some(b)) = (a, b) {
-                let mut one = FxHashMap::default();
-                one.insert(0u32, a.clone());
-                one.insert(1u32, b.clone());
-                dedup::verify_unsure(std::slice::from_mut(&mut c.pair), &one, &full, engine);
-            }
-        }
-    }
-
-    // Which newcomers stay: the build's order (most words, earlier source, smaller id). A stored
-    // kept text always outranks a newcomer, since stored documents keep their status.
-    let mut order: Vec<usize> = (0..docs.len()).collect();
-    order.sort_by(|&x, &y| {
-        let (a, b) = (&docs[x], &docs[y]);
-        b.words
-            .cmp(&a.words)
-            .then(a.source_rank.cmp(&b.source_rank))
-            .then(a.id.cmp(&b.id))
-    });
-    let mut rank = vec![0usize; docs.len()];
-    for (r, &d) in order.iter().enumerate() {
-        rank[d] = r;
-    }
-    let mut stored_dups: Vec<Vec<i64>> = vec![Vec::new(); docs.len()];
-    for c in &cross {
-        if c.pair.verdict == Verdict::Duplicate && partners[&c.num].status == status::KEPT {
-            stored_dups[c.new].push(c.num);
-        }
-    }
-    let mut new_dups: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
-    for p in &inner {
-        if p.verdict == Verdict::Duplicate {
-            new_dups[p.a as usize].push(p.b as usize);
-            new_dups[p.b as usize].push(p.a as usize);
-        }
-    }
-    let mut kept = vec![false; docs.len()];
-    let mut outcomes: Vec<(String, &str, Option<String>)> = Vec::with_capacity(docs.len());
-    let mut result = Settled {
-        settled: docs.len(),
-        ..Settled::default()
-    };
-    for &d in &order {
-        let best_stored = stored_dups[d]
-            .iter()
-            .map(|n| &partners[n])
-            .min_by(|a, b| {
-                b.words
-                    .cmp(&a.words)
-                    .then(a.rank.cmp(&b.rank))
-                    .then(a.id.cmp(&b.id))
             })
-            .map(|p| p.id.clone());
-        let best_new = new_dups[d]
-            .iter()
-            .copied()
-            .filter(|&p| kept[p])
-            .min_by_key(|&p| rank[p])
-            .map(|p| docs[p].id.clone());
-        match best_stored.or(best_new) {
-            Some(of) => {
-                result.duplicates += 1;
-                outcomes.push((docs[d].id.clone(), status::DUPLICATE, Some(of)));
-            }
-            None => {
-                kept[d] = true;
-                result.kept += 1;
-                outcomes.push((docs[d].id.clone(), status::KEPT, None));
-            }
-        }
-    }
-    let mut stored: Vec<StoredPair> = Vec::new();
-    for c in &cross {
-        if matches!(c.pair.verdict, Verdict::Duplicate | Verdict::Contained) {
-            stored.push(build::stored_pair(
-                &docs[c.new].id,
-                &partners[&c.num].id,
-                &c.pair,
-            ));
-        }
-    }
-    for p in &inner {
-        if matches!(p.verdict, Verdict::Duplicate | Verdict::Contained) {
-            stored.push(build::stored_pair(
-                &docs[p.a as usize].id,
-                &docs[p.b as usize].id,
-                p,
-            ));
-        }
-    }
-    stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
-    result.contained = stored.iter().filter(|p| p.verdict == "contained").count();
-    store.record_update(&outcomes, &stored, run)?;
-    Ok(result)
+        })
+        .collect()
 }

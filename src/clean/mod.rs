@@ -37,7 +37,7 @@ pub fn cleaner_for(payload: Payload) -> &'static dyn Cleaner {
     match payload {
         Payload::Html => &html::HtmlCleaner,
         Payload::Wikitext => &wikitext::WikitextCleaner,
-        Payload::Text => &text::TextCleaner,
+        Payload::PlainText => &text::TextCleaner,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::canon::StopWords;
 use crate::error::bad_input;
-use crate::sign::{DetectorParams, Thresholds, METHODS};
+use crate::sign::{DedupSettings, Thresholds, METHODS};
 use crate::workbench::eval::{self, Row};
 use crate::workbench::learned;
 use anyhow::{Context, Result};
@@ -42,15 +42,15 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 5)]
     folds: usize,
     /// infostream: terms (of 12) that must agree.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = DedupSettings::default().agree)]
     agree: usize,
     /// Stop-word languages, comma-separated.
     #[arg(long, default_value = "ru,en", value_delimiter = ',')]
     stop_langs: Vec<String>,
 }
 
-fn params(method: &str, agree: usize) -> DetectorParams {
-    DetectorParams {
+fn params(method: &str, agree: usize) -> DedupSettings {
+    DedupSettings {
         method: method.to_string(),
         agree,
         ..Default::default()
@@ -171,10 +171,10 @@ pub struct RelationArgs {
     #[arg(long)]
     pub relation: Option<String>,
     /// Resemblance threshold (containment: --containment).
-    #[arg(long, default_value_t = crate::topic::DEFAULT_RESEMBLANCE)]
+    #[arg(long, default_value_t = DedupSettings::default().resemblance)]
     resemblance: f64,
     /// Containment threshold.
-    #[arg(long, default_value_t = crate::topic::DEFAULT_CONTAINMENT)]
+    #[arg(long, default_value_t = DedupSettings::default().containment)]
     containment: f64,
     /// Closed sets: signature elements a cluster's documents must all share.
     #[arg(long, default_value_t = 2)]
@@ -183,7 +183,7 @@ pub struct RelationArgs {
     #[arg(long, default_value_t = 40)]
     clique_bound: usize,
     /// infostream: terms (of 12) that must agree.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = DedupSettings::default().agree)]
     agree: usize,
 }
 
@@ -198,7 +198,7 @@ pub fn run_relation(path: &Path, method: &str, a: &RelationArgs, json: bool) -> 
         }
     }
     let docs_dir = path.join("docs");
-    let input = if path.join("collection.sqlite").is_file() && docs_dir.is_dir() {
+    let input = if crate::collection::store_path(path).is_file() && docs_dir.is_dir() {
         docs_dir
     } else {
         path.to_path_buf()

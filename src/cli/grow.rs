@@ -285,7 +285,7 @@ pub fn run_explain(a: &ExplainArgs, json: bool) -> Result<()> {
             "pair {} with {}: {} · resemblance {:.3} · cont(this in other) {} · cont(other in this) {} · decision {}{}",
             p.id,
             p.other,
-            p.verdict,
+            p.verdict.as_str(),
             p.resemblance,
             fmt_opt(p.cont_this_in_other),
             fmt_opt(p.cont_other_in_this),

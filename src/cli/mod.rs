@@ -6,9 +6,9 @@ pub mod eval;
 pub mod grow;
 
 use crate::build::{self, BuildOptions};
-use crate::dedup::EngineConfig;
-use crate::sign::{DetectorParams, Thresholds};
-use crate::topic::{Topic, DEFAULT_CONTAINMENT, DEFAULT_MIN_ELEMENTS, DEFAULT_RESEMBLANCE};
+use crate::dedup::standalone;
+use crate::sign::DedupSettings;
+use crate::topic::Topic;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -96,34 +96,34 @@ struct DedupArgs {
     /// JSONL file of {"id", "text"} objects, or a directory of .txt files.
     input: PathBuf,
     /// Detector: one of the names in docs/methods.md (modm, minn, full, megashingles, tf, …).
-    #[arg(long, default_value = "modm")]
+    #[arg(long, default_value_t = DedupSettings::default().method)]
     method: String,
     /// infostream: heavy terms (of 12) two texts must share to be duplicates.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = DedupSettings::default().agree)]
     agree: usize,
     /// Words per shingle (default 4; megashingles 5).
     #[arg(long)]
     shingle: Option<usize>,
     /// Modulus of mod-m.
-    #[arg(long, default_value_t = 25)]
+    #[arg(long, default_value_t = DedupSettings::default().modulus)]
     modulus: u64,
     /// Signature size of min-n.
-    #[arg(long, default_value_t = 160)]
+    #[arg(long, default_value_t = DedupSettings::default().min_n)]
     min_n: usize,
     /// Megashingles: min-wise maps.
-    #[arg(long, default_value_t = 84)]
+    #[arg(long, default_value_t = DedupSettings::default().maps)]
     maps: usize,
     /// Megashingles: supershingles.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = DedupSettings::default().supershingles)]
     supershingles: usize,
     /// Resemblance at or above which a pair is a duplicate.
-    #[arg(long, default_value_t = DEFAULT_RESEMBLANCE)]
+    #[arg(long, default_value_t = DedupSettings::default().resemblance)]
     resemblance: f64,
     /// Containment at or above which a pair is flagged as contained.
     #[arg(long)]
     containment: Option<f64>,
     /// mod-m: texts with fewer sampled fingerprints keep their full index (0: never).
-    #[arg(long, default_value_t = DEFAULT_MIN_ELEMENTS)]
+    #[arg(long, default_value_t = DedupSettings::default().min_elements)]
     min_elements: usize,
     /// Print every pair sharing a signature element, with its verdict.
     #[arg(long)]
@@ -134,6 +134,26 @@ struct DedupArgs {
     /// Stop-word languages, comma-separated.
     #[arg(long, default_value = "ru,en", value_delimiter = ',')]
     stop_langs: Vec<String>,
+}
+
+impl DedupArgs {
+    /// The settings these flags give.
+    fn settings(&self) -> DedupSettings {
+        DedupSettings {
+            method: self.method.clone(),
+            shingle: self.shingle,
+            modulus: self.modulus,
+            min_n: self.min_n,
+            maps: self.maps,
+            supershingles: self.supershingles,
+            resemblance: self.resemblance,
+            containment: self
+                .containment
+                .unwrap_or(DedupSettings::default().containment),
+            min_elements: self.min_elements,
+            agree: self.agree,
+        }
+    }
 }
 
 /// Runs the command line; returns the process exit code (0 ok, 2 bad input, 1 failure).
@@ -211,7 +231,7 @@ fn run(cli: &Cli) -> Result<()> {
 }
 
 fn print_plan(topic: &Topic) -> Result<()> {
-    let plan = crate::acquire::plan(&build::web_sources(topic), &topic.keywords);
+    let plan = crate::acquire::plan(&build::ingest::web_sources(topic), &topic.keywords);
     let mut total = 0;
     for p in &plan {
         match &p.skipped {
@@ -256,16 +276,6 @@ fn print_summary(cli: &Cli, summary: &build::BuildSummary) -> Result<()> {
 }
 
 fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
-    let params = DetectorParams {
-        method: a.method.clone(),
-        shingle: a.shingle,
-        modulus: a.modulus,
-        min_n: a.min_n,
-        maps: a.maps,
-        supershingles: a.supershingles,
-        min_elements: a.min_elements,
-        agree: a.agree,
-    };
     if a.containment.is_some() && matches!(a.method.as_str(), "minn" | "megashingles") {
         eprintln!(
             "warning: {} estimates resemblance only; containment is not computed (columns are `nan`, no pair is `contained`)",
@@ -284,19 +294,11 @@ fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
             }
         }
     }
-    let opts = dedup::DedupOptions {
+    let result = standalone::run(&standalone::DedupOptions {
         input: a.input.clone(),
-        params,
-        engine: EngineConfig {
-            thresholds: Thresholds {
-                resemblance: a.resemblance,
-                containment: a.containment.unwrap_or(DEFAULT_CONTAINMENT),
-            },
-        },
-        all_pairs: a.all_pairs,
+        settings: a.settings(),
         stop_langs: a.stop_langs.clone(),
-    };
-    let result = dedup::run(&opts)?;
+    })?;
     match &a.out {
         Some(path) => {
             let mut f = std::fs::File::create(path)

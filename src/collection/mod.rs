@@ -2,14 +2,15 @@
 
 pub mod stats;
 
+use crate::sign::{DedupSettings, Verdict};
 use crate::store::queries::DocMeta;
-use crate::store::{status, Store};
+use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The paper's Table 1 figures for one source or the whole collection.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -52,10 +53,18 @@ struct ManifestRow<'a> {
     sha256: &'a str,
 }
 
+/// The store's file name inside a collection directory.
+pub const STORE_FILE: &str = "collection.sqlite";
+
+/// The store of the collection in `dir`.
+pub fn store_path(dir: &Path) -> PathBuf {
+    dir.join(STORE_FILE)
+}
+
 /// Removes what `write_collection` and the store put in `dir` (for `build --force`).
 pub fn remove_collection_files(dir: &Path) -> Result<()> {
     for name in [
-        "collection.sqlite",
+        STORE_FILE,
         "collection.sqlite-wal",
         "collection.sqlite-shm",
         "manifest.jsonl",
@@ -91,25 +100,26 @@ pub fn counts(store: &Store, docs: &[DocMeta]) -> Result<(BTreeMap<String, Count
         let c = per.entry(d.source.clone()).or_default();
         c.texts_before += 1;
         c.bytes_before += d.raw_bytes;
-        match d.status.as_str() {
-            status::SHORT => c.short += 1,
-            status::FILTERED => c.filtered += 1,
+        match d.status {
+            Status::Short => c.short += 1,
+            Status::Filtered => c.filtered += 1,
             st => {
                 c.texts_after += 1;
                 c.bytes_after += d.text_bytes;
-                if st == status::DUPLICATE {
-                    c.duplicates += 1;
-                } else if st == status::DROPPED {
-                    c.dropped += 1;
-                } else if st == status::KEPT {
-                    c.kept += 1;
-                    c.bytes_kept += d.text_bytes;
+                match st {
+                    Status::Duplicate => c.duplicates += 1,
+                    Status::Dropped => c.dropped += 1,
+                    Status::Kept => {
+                        c.kept += 1;
+                        c.bytes_kept += d.text_bytes;
+                    }
+                    Status::Pending | Status::Short | Status::Filtered => {}
                 }
             }
         }
     }
     for p in store.pairs()? {
-        if p.verdict != "contained" {
+        if p.verdict != Verdict::Contained {
             continue;
         }
         let contained = if p.cont_a_in_b >= p.cont_b_in_a {
@@ -280,7 +290,7 @@ impl ReportTopic {
             containment: topic.dedup.containment,
             min_words: topic.filter.min_words,
             languages: topic.languages.clone(),
-            shingle: crate::sign::build_detector(&topic.dedup.detector_params())
+            shingle: crate::sign::build_detector(&topic.dedup)
                 .map(|d| d.shingle())
                 .unwrap_or(4),
         }
@@ -308,8 +318,8 @@ pub fn stored_topic(store: &Store) -> Result<ReportTopic> {
     Ok(ReportTopic {
         name: store.meta("topic")?.unwrap_or_default(),
         title: String::new(),
-        resemblance: crate::topic::DEFAULT_RESEMBLANCE,
-        containment: crate::topic::DEFAULT_CONTAINMENT,
+        resemblance: DedupSettings::default().resemblance,
+        containment: DedupSettings::default().containment,
         min_words: 0,
         languages: vec!["ru".into(), "en".into()],
         shingle: 4,
@@ -346,7 +356,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
     }
     let kept: std::collections::HashSet<&str> = docs
         .iter()
-        .filter(|d| d.status == status::KEPT)
+        .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
         .collect();
     for id in &present {
@@ -368,7 +378,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
     };
     if missing.len() > BULK_TEXTS {
         let want: std::collections::HashSet<&str> = missing.iter().copied().collect();
-        for (id, text) in store.texts_with_status(status::KEPT)? {
+        for (id, text) in store.texts_with_status(Status::Kept)? {
             if want.contains(id.as_str()) {
                 write_text(&id, &text)?;
             }
@@ -380,7 +390,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
             }
         }
     }
-    crate::build::update::test_pause("export-docs");
+    crate::testhooks::pause("export-docs");
     let mut manifest = String::new();
     for d in &docs {
         let row = ManifestRow {
@@ -391,7 +401,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
             title: d.title.as_deref(),
             lang: d.lang.as_deref(),
             words: d.words,
-            status: &d.status,
+            status: d.status.as_str(),
             duplicate_of: d.duplicate_of.as_deref(),
             sha256: &d.sha256,
         };
@@ -459,14 +469,14 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
     let metas: BTreeMap<String, DocMeta> = store
         .document_metas()?
         .into_iter()
-        .filter(|d| d.status == status::KEPT)
+        .filter(|d| d.status == Status::Kept)
         .map(|d| (d.id.clone(), d))
         .collect();
     if format == Format::Csv {
         w.write_all(b"id,text,title,url,source,lang,words\r\n")?;
     }
     let mut n = 0;
-    for (id, text) in store.texts_with_status(status::KEPT)? {
+    for (id, text) in store.texts_with_status(Status::Kept)? {
         let Some(d) = metas.get(&id) else { continue };
         let row = ExportRow {
             id: &d.id,
@@ -514,7 +524,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
 pub fn export_txt(store: &Store, dir: &Path) -> Result<usize> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut n = 0;
-    for (id, text) in store.texts_with_status(status::KEPT)? {
+    for (id, text) in store.texts_with_status(Status::Kept)? {
         let mut t = text;
         t.push('\n');
         write_atomic(&dir.join(format!("{id}.txt")), t.as_bytes())?;

@@ -7,7 +7,9 @@ pub mod loopback;
 
 use crate::acquire::CrawlConfig;
 use crate::build::{self, BuildOptions, BuildSummary};
-use crate::topic::{DedupConfig, FilterConfig, SourceSpec, Topic};
+use crate::filter::FilterSettings;
+use crate::sign::DedupSettings;
+use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
 use loopback::{LoopbackWeb, DEMO_KEYWORDS, LOOPBACK_KEY};
 use std::path::PathBuf;
@@ -28,11 +30,11 @@ pub fn demo_topic(web: &LoopbackWeb) -> Topic {
             .map(SourceSpec::from_web)
             .collect(),
         // The captured pages are short; the paper's 100-word floor would leave too few.
-        filter: FilterConfig {
+        filter: FilterSettings {
             min_words: 30,
-            ..FilterConfig::default()
+            ..FilterSettings::default()
         },
-        dedup: DedupConfig::default(),
+        dedup: DedupSettings::default(),
         crawl: CrawlConfig {
             allow_private: true,
             ..CrawlConfig::default()

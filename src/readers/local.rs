@@ -1,6 +1,6 @@
 //! `local`: texts already on disk — a directory of `.txt`/`.html` files or a JSONL file.
 
-use super::{Payload, RawDoc, Source};
+use super::{Payload, RawDoc, Reader};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -8,16 +8,16 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// A directory of `.txt`, `.html`, `.htm` (optionally `.gz`) files, or a `.jsonl` file.
-pub struct LocalSource {
+pub struct LocalReader {
     name: String,
     rank: u32,
     path: PathBuf,
 }
 
-impl LocalSource {
+impl LocalReader {
     /// A local source at `path` (already resolved against the topic file).
     pub fn new(name: String, rank: u32, path: PathBuf) -> Self {
-        LocalSource { name, rank, path }
+        LocalReader { name, rank, path }
     }
 }
 
@@ -172,7 +172,7 @@ pub const LOCAL_EXTS: &[&str] = &[
     ".wikitext.gz",
 ];
 
-impl Source for LocalSource {
+impl Reader for LocalReader {
     fn name(&self) -> &str {
         &self.name
     }
@@ -192,7 +192,7 @@ impl Source for LocalSource {
                 } else if lower.contains(".wikitext") {
                     Payload::Wikitext
                 } else {
-                    Payload::Text
+                    Payload::PlainText
                 };
                 let rel = file.strip_prefix(p).unwrap_or(&file);
                 sink(RawDoc {
@@ -228,7 +228,7 @@ impl Source for LocalSource {
                     title: doc.title,
                     raw_bytes: line.len() as u64,
                     body: doc.text.into_owned(),
-                    payload: Payload::Text,
+                    payload: Payload::PlainText,
                     lang: None,
                 })
             })
@@ -246,7 +246,7 @@ impl Source for LocalSource {
 mod tests {
     use super::*;
 
-    fn collect(src: &LocalSource) -> Result<Vec<RawDoc>> {
+    fn collect(src: &LocalReader) -> Result<Vec<RawDoc>> {
         let mut docs = Vec::new();
         src.collect(
             &mut |d| {
@@ -265,14 +265,14 @@ mod tests {
         std::fs::write(dir.path().join("b.txt"), "плain текст").unwrap();
         std::fs::write(dir.path().join("sub/a.html"), "<p>hi</p>").unwrap();
         std::fs::write(dir.path().join("skip.pdf"), "x").unwrap();
-        let docs = collect(&LocalSource::new("local".into(), 0, dir.path().into())).unwrap();
+        let docs = collect(&LocalReader::new("local".into(), 0, dir.path().into())).unwrap();
         let got: Vec<(&str, Payload)> = docs
             .iter()
             .map(|d| (d.locator.as_str(), d.payload))
             .collect();
         assert_eq!(
             got,
-            vec![("b.txt", Payload::Text), ("sub/a.html", Payload::Html)]
+            vec![("b.txt", Payload::PlainText), ("sub/a.html", Payload::Html)]
         );
     }
 
@@ -281,13 +281,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("in.jsonl");
         std::fs::write(&p, "{\"id\": 1, \"text\": \"a\", \"url\": \"http://x/\"}\n\n{\"id\": \"b\", \"text\": 5}\n").unwrap();
-        let e = collect(&LocalSource::new("local".into(), 0, p.clone())).unwrap_err();
+        let e = collect(&LocalReader::new("local".into(), 0, p.clone())).unwrap_err();
         assert!(
             e.to_string().starts_with(&format!("{}:3:", p.display())),
             "{e}"
         );
         std::fs::write(&p, "{\"id\": 1, \"text\": \"a\", \"url\": \"http://x/\"}\n").unwrap();
-        let docs = collect(&LocalSource::new("local".into(), 0, p)).unwrap();
+        let docs = collect(&LocalReader::new("local".into(), 0, p)).unwrap();
         assert_eq!(docs[0].url.as_deref(), Some("http://x/"));
     }
 
@@ -300,7 +300,7 @@ mod tests {
             "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"a\",\"text\":\"y\"}\n",
         )
         .unwrap();
-        let e = collect(&LocalSource::new("local".into(), 0, p)).unwrap_err();
+        let e = collect(&LocalReader::new("local".into(), 0, p)).unwrap_err();
         assert!(e.to_string().contains(":2: id `a` appears twice"), "{e}");
     }
 }

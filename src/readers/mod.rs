@@ -1,22 +1,15 @@
-//! Sources of raw documents. Each kind is one file implementing [`Source`].
+//! Readers: what turns a topic's sources into raw documents for the pipeline. Each kind is one
+//! file implementing [`Reader`]: `local` reads files and JSONL, `web` reads the pages the
+//! acquisition stage left in the store's frontier. (The web sources themselves, search engines,
+//! wikis and crawls, are `crate::acquire::sources`.)
 
 pub mod local;
 pub mod web;
 
+pub use crate::acquire::Payload;
 use anyhow::Result;
 
-/// What a raw document's body is, which decides the cleaner it goes through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Payload {
-    /// An HTML page.
-    Html,
-    /// MediaWiki markup.
-    Wikitext,
-    /// Plain text, already clean.
-    Text,
-}
-
-/// A document as a source delivers it, before cleaning.
+/// A document as a reader delivers it, before cleaning.
 #[derive(Debug, Clone)]
 pub struct RawDoc {
     /// Report name of the source.
@@ -39,8 +32,8 @@ pub struct RawDoc {
     pub raw_bytes: u64,
 }
 
-/// A source of raw documents.
-pub trait Source {
+/// A reader of one source's raw documents.
+pub trait Reader {
     /// Report name.
     fn name(&self) -> &str;
     /// Delivers every document to `sink`; problems with single inputs go to `warn`.

@@ -4,21 +4,21 @@
 //! fetched page in the store's frontier; this source turns those pages into raw documents, so
 //! the rest of the pipeline treats web pages and local files alike.
 
-use super::{Payload, RawDoc, Source};
-use crate::acquire::{self, WebSourceConfig};
+use super::{RawDoc, Reader};
+use crate::acquire::WebSourceConfig;
 use crate::store::StoreFrontier;
 use anyhow::Result;
 use std::sync::Arc;
 
 /// The fetched pages of one web source.
-pub struct WebSource {
+pub struct WebReader {
     name: String,
     rank: u32,
     frontier: Arc<StoreFrontier>,
     lang: Option<String>,
 }
 
-impl WebSource {
+impl WebReader {
     /// The pages of source `name` in `frontier`; `lang` is the wiki language for wikitext.
     pub fn new(
         name: String,
@@ -26,7 +26,7 @@ impl WebSource {
         frontier: Arc<StoreFrontier>,
         lang: Option<String>,
     ) -> Self {
-        WebSource {
+        WebReader {
             name,
             rank,
             frontier,
@@ -53,7 +53,7 @@ pub fn wiki_language(cfg: &WebSourceConfig, fallback: Option<&str>) -> Option<St
     fallback.map(str::to_string)
 }
 
-impl Source for WebSource {
+impl Reader for WebReader {
     fn name(&self) -> &str {
         &self.name
     }
@@ -65,11 +65,7 @@ impl Source for WebSource {
     ) -> Result<()> {
         for rec in self.frontier.fetched(&self.name)? {
             let Some(page) = rec.fetched else { continue };
-            let payload = match page.payload {
-                acquire::Payload::Html => Payload::Html,
-                acquire::Payload::Wikitext => Payload::Wikitext,
-                acquire::Payload::PlainText => Payload::Text,
-            };
+            let payload = page.payload;
             sink(RawDoc {
                 source: self.name.clone(),
                 source_rank: self.rank,

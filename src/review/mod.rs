@@ -8,8 +8,9 @@ pub mod serve;
 
 use crate::canon::{fold_word, is_word_char, StopWords};
 use crate::collection::{self, ReportTopic};
+use crate::sign::Verdict;
 use crate::store::queries::{Decision, DecisionRecord, DocMeta, ReviewPair};
-use crate::store::Store;
+use crate::store::{Status, Store};
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -78,7 +79,7 @@ fn finite(x: f64) -> Option<f64> {
 }
 
 fn summarize(p: &ReviewPair, a: &DocMeta, b: &DocMeta) -> PairSummary {
-    let in_collection = |m: &DocMeta| m.status == crate::store::status::KEPT;
+    let in_collection = |m: &DocMeta| m.status == Status::Kept;
     let status = if p.decision.is_some() {
         PairStatus::Decided
     } else if in_collection(a) && in_collection(b) {
@@ -110,7 +111,7 @@ fn summarize(p: &ReviewPair, a: &DocMeta, b: &DocMeta) -> PairSummary {
 
 /// Opens the store of a collection directory; a clear error when there is none.
 pub fn open_collection(dir: &Path) -> Result<Store> {
-    let path = dir.join("collection.sqlite");
+    let path = collection::store_path(dir);
     if !path.exists() {
         return Err(crate::error::bad_input(format!(
             "{}: not a collection (no collection.sqlite); pass --collection DIR",
@@ -128,7 +129,7 @@ pub fn list(store: &Store, filter: Option<PairStatus>) -> Result<Vec<PairSummary
         .map(|m| (m.id.clone(), m))
         .collect();
     let mut out = Vec::new();
-    for p in store.review_pairs(Some("contained"))? {
+    for p in store.review_pairs(Some(Verdict::Contained))? {
         let (Some(a), Some(b)) = (metas.get(&p.pair.a), metas.get(&p.pair.b)) else {
             continue;
         };
@@ -380,7 +381,7 @@ pub struct Explanation {
     /// Document id.
     pub id: String,
     /// Status.
-    pub status: String,
+    pub status: Status,
     /// Whether its text is in the collection.
     pub in_collection: bool,
     /// One sentence saying why.
@@ -415,7 +416,7 @@ pub struct ExplainedPair {
     /// The other document.
     pub other: String,
     /// duplicate or contained.
-    pub verdict: String,
+    pub verdict: Verdict,
     /// Resemblance.
     pub resemblance: f64,
     /// Containment of this document in the other.
@@ -435,29 +436,29 @@ pub fn explain(store: &Store, id: &str) -> Result<Explanation> {
     let m = store.document_meta(id)?.ok_or_else(|| {
         crate::error::bad_input(format!("{}: no document {id}", store.path().display()))
     })?;
-    use crate::store::status as st;
-    let why = match m.status.as_str() {
-        st::KEPT => {
+    let why = match m.status {
+        Status::Kept => {
             "in the collection: it passed the filters and no kept text duplicates it".into()
         }
-        st::DUPLICATE => format!(
+        Status::Duplicate => format!(
             "out: a near-duplicate of the kept text {}",
             m.duplicate_of.as_deref().unwrap_or("?")
         ),
-        st::SHORT => format!(
+        Status::Short => format!(
             "out: too short ({})",
             m.reason.as_deref().unwrap_or("few words")
         ),
-        st::FILTERED => format!(
+        Status::Filtered => format!(
             "out: filtered ({})",
             m.reason.as_deref().unwrap_or("a filter")
         ),
-        st::DROPPED => format!(
+        Status::Dropped => format!(
             "out: dropped by the curator's decision on pair {}",
             m.dropped_by.map(|p| p.to_string()).unwrap_or("?".into())
         ),
-        st::PENDING => "not settled yet: an update was interrupted; rerun `collect update`".into(),
-        other => format!("status {other}"),
+        Status::Pending => {
+            "not settled yet: an update was interrupted; rerun `collect update`".into()
+        }
     };
     let mut pairs = Vec::new();
     for p in store.pairs_of(id)? {
@@ -474,7 +475,7 @@ pub fn explain(store: &Store, id: &str) -> Result<Explanation> {
             } else {
                 p.pair.a.clone()
             },
-            verdict: p.pair.verdict.clone(),
+            verdict: p.pair.verdict,
             resemblance: p.pair.resemblance,
             cont_this_in_other: finite(this_in),
             cont_other_in_this: finite(other_in),
@@ -485,8 +486,8 @@ pub fn explain(store: &Store, id: &str) -> Result<Explanation> {
     }
     Ok(Explanation {
         id: m.id.clone(),
-        in_collection: m.status == st::KEPT,
-        status: m.status.clone(),
+        in_collection: m.status == Status::Kept,
+        status: m.status,
         why,
         reason: m.reason.clone(),
         duplicate_of: m.duplicate_of.clone(),

@@ -121,7 +121,7 @@ impl Detector for A12 {
         super::into_set(out)
     }
 
-    fn candidate_pairs(&self, sigs: &[Vec<u64>]) -> Vec<(u32, u32, u32)> {
+    fn candidate_pairs(&self, sigs: &[Vec<u64>], queries: usize) -> Vec<(u32, u32, u32)> {
         let recs: Vec<Record> = sigs.iter().map(|s| Record::from_sig(s)).collect();
         let mut groups: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
         for (d, r) in recs.iter().enumerate() {
@@ -148,6 +148,10 @@ impl Detector for A12 {
                             // linked through a run of small steps.
                             if rb.len as f64 > ra.len.max(1) as f64 * LENGTH_RATIO {
                                 break;
+                            }
+                            // Pairs of two documents past `queries` were settled earlier.
+                            if a.min(b) as usize >= queries {
+                                continue;
                             }
                             if ra.comparable(rb) && ra.agrees(rb) {
                                 let shared =
@@ -214,7 +218,7 @@ mod tests {
         let longer = format!("{BASE} {}", "Whiskey xray yankee zulu. ".repeat(3));
         let other = "Completely different words appear here today. Nothing shared with anything.";
         let sigs = vec![sign(BASE), sign(&copy), sign(&longer), sign(other)];
-        let pairs = A12.candidate_pairs(&sigs);
+        let pairs = A12.candidate_pairs(&sigs, sigs.len());
         // BASE and copy: same 3 sentences, lengths 20 and 21, 5 and 6 sentences → duplicates.
         // longer has 32 words (> 1.15 × 21) and 8 sentences: a different chain.
         assert_eq!(pairs, vec![(0, 1, 3)]);

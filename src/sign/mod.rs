@@ -16,7 +16,9 @@ mod megashingles;
 mod minn;
 mod modm;
 mod optfreq;
+mod postings;
 mod prefilter2;
+mod settings;
 pub mod stats;
 mod tf;
 mod tfidf;
@@ -35,7 +37,9 @@ pub use megashingles::Megashingles;
 pub use minn::MinN;
 pub use modm::ModM;
 pub use optfreq::OptFreq;
+pub use postings::{shared_pairs, Postings};
 pub use prefilter2::Prefilter2;
+pub use settings::DedupSettings;
 pub use stats::CorpusStats;
 pub use tf::Tf;
 pub use tfidf::TfIdf;
@@ -190,11 +194,11 @@ pub trait Detector: Send + Sync {
         true
     }
 
-    /// Candidate pairs `(a, b, shared elements)`, `a < b`, sorted. The default counts shared
-    /// elements through postings; a detector with its own pairing logic (A12) overrides it.
-    fn candidate_pairs(&self, sigs: &[Vec<u64>]) -> Vec<(u32, u32, u32)> {
-        let postings = crate::dedup::Postings::build(sigs);
-        crate::dedup::shared_pairs(sigs, &postings)
+    /// Candidate pairs `(a, b, shared elements)`, `a < b`, sorted, among the pairs that involve
+    /// one of the first `queries` documents. The default counts shared elements through
+    /// postings; a detector with its own pairing logic (A12) overrides it.
+    fn candidate_pairs(&self, sigs: &[Vec<u64>], queries: usize) -> Vec<(u32, u32, u32)> {
+        shared_pairs(sigs, &Postings::build(sigs), queries)
     }
 }
 
@@ -241,42 +245,6 @@ macro_rules! key_detector_common {
 }
 pub(crate) use key_detector_common;
 
-/// Parameters of the detectors, as given in a topic file or on the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DetectorParams {
-    /// Detector name: modm, minn, full, megashingles.
-    pub method: String,
-    /// Words per shingle (`None`: the detector's default, 4; megashingles 5).
-    pub shingle: Option<usize>,
-    /// Modulus of mod-m.
-    pub modulus: u64,
-    /// Signature size of min-n.
-    pub min_n: usize,
-    /// Megashingles: number of min-wise maps.
-    pub maps: usize,
-    /// Megashingles: number of supershingles (the maps are split evenly among them).
-    pub supershingles: usize,
-    /// mod-m: a text with fewer sampled fingerprints than this keeps its full index instead.
-    pub min_elements: usize,
-    /// infostream: heavy terms two documents must share to be duplicates (of 12).
-    pub agree: usize,
-}
-
-impl Default for DetectorParams {
-    fn default() -> Self {
-        DetectorParams {
-            method: "modm".into(),
-            shingle: None,
-            modulus: 25,
-            min_n: 160,
-            maps: 84,
-            supershingles: 6,
-            min_elements: 8,
-            agree: 6,
-        }
-    }
-}
-
 /// Names of the detectors [`build_detector`] knows.
 pub const METHODS: &[&str] = &[
     "modm",
@@ -300,7 +268,7 @@ pub const METHODS: &[&str] = &[
 ];
 
 /// Builds the detector named in `p`, or says what is wrong with the parameters.
-pub fn build_detector(p: &DetectorParams) -> Result<Box<dyn Detector>, String> {
+pub fn build_detector(p: &DedupSettings) -> Result<Box<dyn Detector>, String> {
     let five = matches!(
         p.method.as_str(),
         "megashingles" | "megashingles36" | "logshingles"
@@ -474,7 +442,7 @@ mod tests {
 
     #[test]
     fn unknown_method_is_named() {
-        let p = DetectorParams {
+        let p = DedupSettings {
             method: "simhash".into(),
             ..Default::default()
         };

@@ -6,6 +6,7 @@
 pub mod queries;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
+use crate::sign::Verdict;
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
@@ -96,20 +97,103 @@ CREATE INDEX pairs_b ON pairs(b);
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Status of a document in the collection.
-pub mod status {
+/// Status of a document in the collection, as stored in `documents.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
     /// Signed and stored, not yet compared.
-    pub const PENDING: &str = "pending";
+    Pending,
     /// In the collection.
-    pub const KEPT: &str = "kept";
+    Kept,
     /// A near-copy of a kept document (`duplicate_of` says which).
-    pub const DUPLICATE: &str = "duplicate";
+    Duplicate,
     /// Too few words after cleaning.
-    pub const SHORT: &str = "short";
+    Short,
     /// Rejected by another filter (`reason` says which).
-    pub const FILTERED: &str = "filtered";
+    Filtered,
     /// Removed by a curator's review decision (`dropped_by` names the pair).
-    pub const DROPPED: &str = "dropped";
+    Dropped,
+}
+
+impl Status {
+    /// Every status, in the order reports list them.
+    pub const ALL: [Status; 6] = [
+        Status::Pending,
+        Status::Kept,
+        Status::Duplicate,
+        Status::Short,
+        Status::Filtered,
+        Status::Dropped,
+    ];
+
+    /// The name stored in the database and shown in manifests and listings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Kept => "kept",
+            Status::Duplicate => "duplicate",
+            Status::Short => "short",
+            Status::Filtered => "filtered",
+            Status::Dropped => "dropped",
+        }
+    }
+
+    /// Parses the name written by [`Status::as_str`].
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Whether the text was read but never reached the dedup stage (its filter said no).
+    pub fn is_filtered_out(self) -> bool {
+        matches!(self, Status::Short | Status::Filtered)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl rusqlite::types::ToSql for Status {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for Status {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let s = v.as_str()?;
+        Status::parse(s).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(format!("unknown document status `{s}`").into())
+        })
+    }
+}
+
+impl rusqlite::types::ToSql for Verdict {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for Verdict {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let s = v.as_str()?;
+        Verdict::parse(s).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(format!("unknown pair verdict `{s}`").into())
+        })
+    }
+}
+
+/// What the dedup stage decided for one document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Document id.
+    pub id: String,
+    /// `Kept` or `Duplicate`.
+    pub status: Status,
+    /// The kept document it duplicates.
+    pub duplicate_of: Option<String>,
 }
 
 /// One document as stored.
@@ -137,8 +221,8 @@ pub struct Document {
     pub words: u64,
     /// SHA-256 of the cleaned text, hex.
     pub sha256: String,
-    /// One of [`status`].
-    pub status: String,
+    /// Where it stands.
+    pub status: Status,
     /// Why it was rejected, for `filtered`.
     pub reason: Option<String>,
     /// The kept document this one duplicates.
@@ -162,8 +246,8 @@ pub struct StoredPair {
     pub cont_a_in_b: f64,
     /// Containment of b in a.
     pub cont_b_in_a: f64,
-    /// duplicate, contained, different, unsure.
-    pub verdict: String,
+    /// The verdict (only duplicate and contained pairs are stored).
+    pub verdict: Verdict,
     /// Whether scores come from the full shingle index.
     pub verified: bool,
 }
@@ -329,7 +413,7 @@ impl Store {
     }
 
     /// Ids and signatures of the documents with the given status, ordered by id.
-    pub fn signatures(&self, status: &str) -> Result<Vec<(String, Vec<u64>)>> {
+    pub fn signatures(&self, status: Status) -> Result<Vec<(String, Vec<u64>)>> {
         let mut stmt = self.conn.prepare(
             "SELECT d.id, p.fp FROM documents d LEFT JOIN postings p ON p.doc = d.num
              WHERE d.status = ?1 ORDER BY d.id, p.fp",
@@ -353,7 +437,7 @@ impl Store {
     }
 
     /// Documents with the given status, ordered by id.
-    pub fn documents(&self, status: Option<&str>) -> Result<Vec<Document>> {
+    pub fn documents(&self, status: Option<Status>) -> Result<Vec<Document>> {
         let sql =
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
                     sha256, status, reason, duplicate_of FROM documents
@@ -384,7 +468,7 @@ impl Store {
     pub fn record_dedup(
         &mut self,
         run: i64,
-        outcomes: &[(String, &str, Option<String>)],
+        outcomes: &[Outcome],
         pairs: &[StoredPair],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
@@ -566,13 +650,13 @@ impl Frontier for StoreFrontier {
 fn write_dedup(
     tx: &Transaction<'_>,
     run: i64,
-    outcomes: &[(String, &str, Option<String>)],
+    outcomes: &[Outcome],
     pairs: &[StoredPair],
 ) -> Result<()> {
     let mut upd =
         tx.prepare_cached("UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3")?;
-    for (id, st, dup) in outcomes {
-        upd.execute(params![st, dup, id])?;
+    for o in outcomes {
+        upd.execute(params![o.status, o.duplicate_of, o.id])?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
@@ -614,7 +698,7 @@ mod tests {
             text: text.into(),
             words: 2,
             sha256: "00".into(),
-            status: status::PENDING.into(),
+            status: Status::Pending,
             reason: None,
             duplicate_of: None,
         }
@@ -642,7 +726,7 @@ mod tests {
                 .unwrap(),
             0
         );
-        let sigs = s.signatures(status::PENDING).unwrap();
+        let sigs = s.signatures(Status::Pending).unwrap();
         assert_eq!(sigs, vec![("a".into(), vec![]), ("b".into(), vec![5, big])]);
         assert!(s.has_document("a").unwrap());
         assert_eq!(s.documents(None).unwrap()[1].text, "two words");
@@ -663,23 +747,31 @@ mod tests {
             resemblance: 1.0,
             cont_a_in_b: 1.0,
             cont_b_in_a: f64::NAN,
-            verdict: "duplicate".into(),
+            verdict: Verdict::Duplicate,
             verified: false,
         };
         s.record_dedup(
             run,
             &[
-                ("a".into(), status::KEPT, None),
-                ("b".into(), status::DUPLICATE, Some("a".into())),
+                Outcome {
+                    id: "a".into(),
+                    status: Status::Kept,
+                    duplicate_of: None,
+                },
+                Outcome {
+                    id: "b".into(),
+                    status: Status::Duplicate,
+                    duplicate_of: Some("a".into()),
+                },
             ],
             &[pair],
         )
         .unwrap();
-        let docs = s.documents(Some(status::DUPLICATE)).unwrap();
+        let docs = s.documents(Some(Status::Duplicate)).unwrap();
         assert_eq!(docs[0].duplicate_of.as_deref(), Some("a"));
         let pairs = s.pairs().unwrap();
         assert!(pairs[0].cont_b_in_a.is_nan());
-        assert_eq!(pairs[0].verdict, "duplicate");
+        assert_eq!(pairs[0].verdict, Verdict::Duplicate);
     }
 
     #[test]

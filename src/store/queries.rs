@@ -1,7 +1,8 @@
 //! Store queries for `update`, review, export and stats (kept apart from `store.rs`, which the
 //! build stages own, so both can change without touching each other).
 
-use crate::store::{nan_to_null, now, status, Store, StoredPair};
+use crate::sign::Verdict;
+use crate::store::{nan_to_null, now, Outcome, Status, Store, StoredPair};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, OptionalExtension};
 
@@ -32,8 +33,8 @@ pub struct DocMeta {
     pub words: u64,
     /// SHA-256 of the cleaned text.
     pub sha256: String,
-    /// Status (see `store::status`).
-    pub status: String,
+    /// Where it stands.
+    pub status: Status,
     /// Why it was rejected or dropped.
     pub reason: Option<String>,
     /// The kept document it duplicates.
@@ -224,7 +225,7 @@ impl Store {
     }
 
     /// Ids and texts of all documents with a status, in id order (one scan, for bulk export).
-    pub fn texts_with_status(&self, st: &str) -> Result<Vec<(String, String)>> {
+    pub fn texts_with_status(&self, st: Status) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
             .prepare("SELECT id, text FROM documents WHERE status = ?1 ORDER BY id")?;
@@ -255,7 +256,7 @@ impl Store {
     }
 
     /// Row numbers of all documents with a status.
-    pub fn nums_with_status(&self, st: &str) -> Result<Vec<i64>> {
+    pub fn nums_with_status(&self, st: Status) -> Result<Vec<i64>> {
         let mut stmt = self
             .conn
             .prepare("SELECT num FROM documents WHERE status = ?1 ORDER BY num")?;
@@ -274,7 +275,7 @@ impl Store {
     }
 
     /// Pairs with the given verdict (all when `None`), ordered by id.
-    pub fn review_pairs(&self, verdict: Option<&str>) -> Result<Vec<ReviewPair>> {
+    pub fn review_pairs(&self, verdict: Option<Verdict>) -> Result<Vec<ReviewPair>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {PAIR_COLS} FROM pairs WHERE ?1 IS NULL OR verdict = ?1 ORDER BY id"
         ))?;
@@ -336,10 +337,10 @@ impl Store {
                 self.path().display()
             ))),
         };
-        if p.pair.verdict != "contained" {
+        if p.pair.verdict != Verdict::Contained {
             bail!(crate::error::BadInput(format!(
                 "pair {pair_id} is a {} pair, not one for review (only contained pairs are)",
-                p.pair.verdict
+                p.pair.verdict.as_str()
             )));
         }
         let at = now();
@@ -347,7 +348,7 @@ impl Store {
         tx.execute(
             "UPDATE documents SET status = ?1, dropped_by = NULL, reason = NULL
              WHERE dropped_by = ?2 AND status = ?3",
-            params![status::KEPT, pair_id, status::DROPPED],
+            params![Status::Kept, pair_id, Status::Dropped],
         )?;
         let drop = match decision {
             Decision::KeepBoth => None,
@@ -362,7 +363,7 @@ impl Store {
             tx.execute(
                 "UPDATE documents SET status = ?1, dropped_by = ?2, reason = ?3
                  WHERE id = ?4 AND status = ?5",
-                params![status::DROPPED, pair_id, reason, gone, status::KEPT],
+                params![Status::Dropped, pair_id, reason, gone, Status::Kept],
             )?;
         }
         tx.execute(
@@ -382,7 +383,7 @@ impl Store {
     /// pairs. Pairs already stored keep their decisions.
     pub fn record_update(
         &mut self,
-        outcomes: &[(String, &str, Option<String>)],
+        outcomes: &[Outcome],
         pairs: &[StoredPair],
         run: i64,
     ) -> Result<()> {
@@ -391,8 +392,8 @@ impl Store {
             let mut upd = tx.prepare_cached(
                 "UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3 AND status = ?4",
             )?;
-            for (id, st, dup) in outcomes {
-                upd.execute(params![st, dup, id, status::PENDING])?;
+            for o in outcomes {
+                upd.execute(params![o.status, o.duplicate_of, o.id, Status::Pending])?;
             }
             let mut ins = tx.prepare_cached(
                 "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)

@@ -5,15 +5,15 @@
 //! pairs verified on full indexes.
 
 use crate::canon::{CanonText, Canonicalizer, StopWords};
-use crate::dedup::{self, EngineConfig, Pair};
+use crate::dedup::{self, Pair};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, read_text_file};
 use crate::sign::{
-    build_detector, CorpusStats, Detector, DetectorParams, Full, Thresholds, Verdict,
+    build_detector, CorpusStats, DedupSettings, Detector, Full, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -197,8 +197,8 @@ pub struct MethodRun {
 }
 
 /// Runs one detector over in-memory documents: statistics, signatures, pairs, verification.
-pub fn run_method(docs: &[Doc], params: &DetectorParams, stop: &StopWords) -> Result<MethodRun> {
-    let mut detector = build_detector(params).map_err(bad_input)?;
+pub fn run_method(docs: &[Doc], settings: &DedupSettings, stop: &StopWords) -> Result<MethodRun> {
+    let mut detector = build_detector(settings).map_err(bad_input)?;
     let canon: Vec<CanonText> = docs
         .par_iter()
         .map_init(|| Canonicalizer::new(stop), |c, d| c.canonicalize(&d.text))
@@ -216,24 +216,18 @@ pub fn run_method(docs: &[Doc], params: &DetectorParams, stop: &StopWords) -> Re
         .zip(&canon)
         .map(|(d, c)| det.sign_doc(&d.text, c))
         .collect();
-    let shared = det.candidate_pairs(&sigs);
+    let full = dedup::full_detector(det);
     // The lowest thresholds any caller uses; verdicts are recomputed per threshold later.
-    let cfg = EngineConfig {
-        thresholds: Thresholds {
-            resemblance: 0.5,
-            containment: 0.5,
-        },
+    let lowest = Thresholds {
+        resemblance: 0.5,
+        containment: 0.5,
     };
-    let mut pairs = dedup::judge_pairs(&sigs, &shared, det, &cfg);
-    let need = dedup::unsure_docs(&pairs);
-    if !need.is_empty() {
-        let full = Full::new(det.shingle());
-        let index: FxHashMap<u32, Vec<u64>> = need
+    let pairs = dedup::find_pairs(&sigs, sigs.len(), det, &lowest, &mut |need| {
+        Ok(need
             .iter()
             .map(|&i| (i, full.sign(&canon[i as usize])))
-            .collect();
-        dedup::verify_unsure(&mut pairs, &index, &full, &cfg);
-    }
+            .collect())
+    })?;
     Ok(MethodRun {
         detector,
         sigs,

@@ -2,7 +2,7 @@
 //! transitivity coefficients, and duplicate clusters three ways — connected components, cliques
 //! (bounded) and closed sets of shared signature elements.
 
-use crate::sign::{DetectorParams, Thresholds, Verdict};
+use crate::sign::{shared_pairs, DedupSettings, Postings, Thresholds, Verdict};
 use crate::workbench::eval::{run_method, MethodRun};
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -180,9 +180,9 @@ pub fn cliques(members: &[u32], arcs: &Arcs) -> Vec<Vec<u32>> {
 /// too. Bounded by the candidate pairs, never by enumerating itemsets.
 pub fn closed_sets(run: &MethodRun, k: usize) -> Vec<Vec<u32>> {
     let sigs = &run.sigs;
-    let postings = crate::dedup::Postings::build(sigs);
+    let postings = Postings::build(sigs);
     let mut seen: FxHashSet<Vec<u32>> = FxHashSet::default();
-    for &(a, b, inter) in &crate::dedup::shared_pairs(sigs, &postings) {
+    for &(a, b, inter) in &shared_pairs(sigs, &postings, sigs.len()) {
         if (inter as usize) < k.max(1) {
             continue;
         }
@@ -207,7 +207,7 @@ pub fn closed_sets(run: &MethodRun, k: usize) -> Vec<Vec<u32>> {
 /// Runs `method` over the documents of `input` and computes every figure.
 pub fn analyse(
     docs: &[crate::workbench::eval::Doc],
-    params: &DetectorParams,
+    params: &DedupSettings,
     stop: &crate::canon::StopWords,
     t: &Thresholds,
     min_shared: usize,

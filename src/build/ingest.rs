@@ -1,0 +1,264 @@
+//! The part of the pipeline `build` and `update` share: acquire the web sources into the
+//! frontier, read every source, and store each document the store does not hold yet, cleaned,
+//! filtered and signed, a batch at a time (a kill loses at most one batch; a rerun skips what
+//! is stored).
+
+use crate::acquire::{self, AcquireEvents, AcquireReport, UrlState, WebSourceConfig};
+use crate::canon::{count_words, Canonicalizer, StopWords};
+use crate::clean;
+use crate::filter::{self, FilterSettings};
+use crate::progress::Progress;
+use crate::readers::local::LocalReader;
+use crate::readers::web::{wiki_language, WebReader};
+use crate::readers::{RawDoc, Reader};
+use crate::sign::Detector;
+use crate::store::{Document, Status, Store, StoreFrontier};
+use crate::topic::{SourceSpec, Topic};
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// Size of the batches stored in one transaction: a kill loses at most one batch of work.
+pub const BATCH: usize = 256;
+
+/// Stable document id: from where the document came from and its content.
+pub fn document_id(locator: &str, body: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(locator.as_bytes());
+    h.update([0u8]);
+    h.update(body.as_bytes());
+    hex::encode(&h.finalize()[..8])
+}
+
+/// SHA-256 of a text, hex.
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// What turns a raw document into a stored one: the filter's settings, the stop words of the
+/// canonical form and the detector that signs it.
+pub struct Preparer<'a> {
+    /// The topic's filter section.
+    pub filter: &'a FilterSettings,
+    /// The topic's languages (the language filter keeps these).
+    pub languages: &'a [String],
+    /// Stop words of the canonical form.
+    pub stop: &'a StopWords,
+    /// The detector that signs pending texts.
+    pub detector: &'a dyn Detector,
+}
+
+impl Preparer<'_> {
+    /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).
+    pub fn prepare(&self, raw: Vec<RawDoc>) -> Vec<(Document, Vec<u64>)> {
+        raw.into_par_iter()
+            .map_init(
+                || Canonicalizer::new(self.stop),
+                |canon, r| {
+                    let id = document_id(&r.locator, &r.body);
+                    let ctx = clean::CleanContext {
+                        url: r.url.as_deref(),
+                        lang: r.lang.as_deref(),
+                    };
+                    let cleaned = clean::clean(r.payload, &r.body, &ctx);
+                    let words = count_words(&cleaned.text) as u64;
+                    let (status, reason) = filter::verdict(
+                        self.filter,
+                        self.languages,
+                        words,
+                        cleaned.lang.as_deref(),
+                    );
+                    // Detectors weighing words by the collection are signed by the build's
+                    // dedup pass, once the whole collection is known.
+                    let sig = if status == Status::Pending && !self.detector.needs_stats() {
+                        self.detector
+                            .sign_doc(&cleaned.text, &canon.canonicalize(&cleaned.text))
+                    } else {
+                        Vec::new()
+                    };
+                    let doc = Document {
+                        id,
+                        source: r.source,
+                        source_rank: r.source_rank,
+                        locator: r.locator,
+                        url: r.url,
+                        title: r.title.or(cleaned.title),
+                        lang: cleaned.lang,
+                        raw_bytes: r.raw_bytes,
+                        sha256: sha256_hex(&cleaned.text),
+                        text: cleaned.text,
+                        words,
+                        status,
+                        reason,
+                        duplicate_of: None,
+                    };
+                    (doc, sig)
+                },
+            )
+            .collect()
+    }
+}
+
+/// One ingest pass: where it stores, under which run, how it reports.
+pub struct Ingest<'a> {
+    /// The collection's store.
+    pub store: &'a mut Store,
+    /// The run the new documents are recorded under.
+    pub run: i64,
+    /// Turns raw documents into stored ones.
+    pub preparer: Preparer<'a>,
+    /// Bars and warnings.
+    pub progress: &'a Progress,
+    /// Documents stored per transaction.
+    pub batch: usize,
+    /// Called after each stored batch (a test hook interrupts there).
+    pub after_batch: &'a mut dyn FnMut(),
+}
+
+/// What an ingest pass read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ingested {
+    /// Documents the readers delivered.
+    pub read: usize,
+    /// Of those, documents the store did not hold yet.
+    pub new: usize,
+}
+
+/// Acquires the topic's web sources into the frontier, then reads every source and stores each
+/// new document.
+pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested> {
+    let Ingest {
+        store,
+        run,
+        preparer,
+        progress,
+        batch,
+        after_batch,
+    } = ingest;
+    let web = web_sources(topic);
+    let frontier = if web.is_empty() {
+        None
+    } else {
+        let f = Arc::new(StoreFrontier::open(store.path())?);
+        acquire_web(&web, topic, &f, progress)?;
+        Some(f)
+    };
+    let mut counts = Ingested::default();
+    for reader in readers_of(topic, &frontier) {
+        let bar = progress.counter(&format!("reading {}", reader.name()));
+        let mut pending: Vec<RawDoc> = Vec::new();
+        let mut flush = |pending: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let ready = preparer.prepare(std::mem::take(pending));
+            store.insert_documents(run, &ready)?;
+            after_batch();
+            Ok(())
+        };
+        reader.collect(
+            &mut |doc| {
+                counts.read += 1;
+                bar.inc(1);
+                if store.has_document(&document_id(&doc.locator, &doc.body))? {
+                    return Ok(());
+                }
+                counts.new += 1;
+                pending.push(doc);
+                if pending.len() >= batch {
+                    flush(&mut pending, store)?;
+                }
+                Ok(())
+            },
+            &mut |w| progress.warn(&w),
+        )?;
+        flush(&mut pending, store)?;
+        bar.finish();
+    }
+    Ok(counts)
+}
+
+/// The topic's readers, in priority order: local ones read files, web ones read what
+/// acquisition fetched into `frontier`.
+fn readers_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<dyn Reader>> {
+    topic
+        .sources
+        .iter()
+        .zip(topic.source_names())
+        .enumerate()
+        .filter_map(|(rank, (spec, name))| -> Option<Box<dyn Reader>> {
+            let rank = rank as u32;
+            match (spec, spec.web()) {
+                (SourceSpec::Local(c), _) => Some(Box::new(LocalReader::new(
+                    name,
+                    rank,
+                    topic.resolve(&c.path),
+                ))),
+                (_, Some(web)) => {
+                    let lang = wiki_language(&web, topic.languages.first().map(String::as_str));
+                    Some(Box::new(WebReader::new(
+                        name,
+                        rank,
+                        frontier.clone()?,
+                        lang,
+                    )))
+                }
+                (_, None) => None,
+            }
+        })
+        .collect()
+}
+
+/// The topic's web sources, each under its unique report name.
+pub fn web_sources(topic: &Topic) -> Vec<WebSourceConfig> {
+    topic
+        .sources
+        .iter()
+        .zip(topic.source_names())
+        .filter_map(|(spec, name)| spec.web().map(|w| w.with_name(name)))
+        .collect()
+}
+
+/// Prints warnings and counts pages while acquisition runs.
+struct AcquireProgress {
+    progress: Progress,
+    bar: indicatif::ProgressBar,
+}
+
+impl AcquireEvents for AcquireProgress {
+    fn warning(&self, source: &str, msg: &str) {
+        self.progress.warn(&format!("{source}: {msg}"));
+    }
+
+    fn url_done(&self, _source: &str, _url: &str, _state: &UrlState) {
+        self.bar.inc(1);
+    }
+}
+
+/// Runs the acquisition stage: every web source, politely, into the store's frontier.
+/// Rerun after an interruption, it asks and fetches only what the frontier does not have.
+fn acquire_web(
+    sources: &[WebSourceConfig],
+    topic: &Topic,
+    frontier: &StoreFrontier,
+    progress: &Progress,
+) -> Result<AcquireReport> {
+    let events = AcquireProgress {
+        progress: progress.clone(),
+        bar: progress.counter("fetching"),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(acquire::acquire(
+        sources,
+        &topic.keywords,
+        &topic.crawl,
+        frontier,
+        &events,
+    ))?;
+    events.bar.finish_and_clear();
+    Ok(report)
+}

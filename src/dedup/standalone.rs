@@ -1,0 +1,246 @@
+//! The standalone engine behind `collect dedup INPUT`: a JSONL file or a directory of `.txt`,
+//! read in chunks so that only signatures stay in memory, and read a second time for the few
+//! documents whose full shingle index the small-signature rule needs.
+
+use super::{find_pairs, full_detector, FullIndexes, Pair};
+use crate::canon::{CanonText, Canonicalizer, StopWords};
+use crate::error::bad_input;
+use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
+use crate::sign::{build_detector, DedupSettings, Detector, Verdict};
+use anyhow::Result;
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Options of `collect dedup`.
+#[derive(Debug, Clone)]
+pub struct DedupOptions {
+    /// JSONL of `{"id","text"}` or a directory of `.txt` files.
+    pub input: PathBuf,
+    /// Detector, parameters and thresholds.
+    pub settings: DedupSettings,
+    /// Stop-word languages.
+    pub stop_langs: Vec<String>,
+}
+
+/// Figures of one dedup run, for `--json`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DedupSummary {
+    /// Documents read.
+    pub documents: usize,
+    /// Bytes of text read.
+    pub bytes: u64,
+    /// Signature elements over all documents.
+    pub signature_elements: usize,
+    /// Pairs sharing at least one element.
+    pub candidate_pairs: usize,
+    /// Pairs judged duplicate.
+    pub duplicate_pairs: usize,
+    /// Pairs judged contained.
+    pub contained_pairs: usize,
+    /// Pairs re-judged on the full shingle index because a signature was too small.
+    pub verified_pairs: usize,
+    /// Pairs left without a verdict.
+    pub unsure_pairs: usize,
+}
+
+/// The result of the engine: ids, pairs and figures.
+pub struct DedupResult {
+    /// Document ids in input order.
+    pub ids: Vec<String>,
+    /// Judged pairs, by index into `ids`.
+    pub pairs: Vec<Pair>,
+    /// Figures.
+    pub summary: DedupSummary,
+}
+
+/// Lines handed to the workers at once: large enough to keep both cores busy, small enough
+/// that texts never pile up in memory (only signatures are kept).
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// Reads the input, calling `f` on chunks of `(index, id, text)`.
+fn read_chunks(
+    input: &Path,
+    mut f: impl FnMut(Vec<(usize, String, String)>) -> Result<()>,
+) -> Result<()> {
+    if input.is_dir() {
+        let files = list_files(input, &[".txt"])?;
+        let mut chunk = Vec::new();
+        let mut bytes = 0;
+        for (i, file) in files.iter().enumerate() {
+            let (text, raw) = read_text_file(file, &mut |w| eprintln!("warning: {w}"))?;
+            let id = file
+                .strip_prefix(input)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            bytes += raw as usize;
+            chunk.push((i, id, text));
+            if bytes >= CHUNK_BYTES {
+                f(std::mem::take(&mut chunk))?;
+                bytes = 0;
+            }
+        }
+        return f(chunk);
+    }
+    if !input.is_file() {
+        return Err(bad_input(format!(
+            "{}: no such file or directory",
+            input.display()
+        )));
+    }
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    let mut bytes = 0;
+    let mut index = 0;
+    let mut flush = |lines: Vec<(usize, String)>, index: &mut usize| -> Result<()> {
+        let parsed: Vec<Result<(String, String)>> = lines
+            .par_iter()
+            .map(|(line_no, line)| {
+                let d = parse_json_line(input, *line_no, line)?;
+                Ok((d.id.into_string(), d.text.into_owned()))
+            })
+            .collect();
+        let mut chunk = Vec::with_capacity(parsed.len());
+        for p in parsed {
+            let (id, text) = p?;
+            chunk.push((*index, id, text));
+            *index += 1;
+        }
+        f(chunk)
+    };
+    for_each_jsonl_line(input, |line_no, line| {
+        bytes += line.len();
+        lines.push((line_no, line.to_string()));
+        if bytes >= CHUNK_BYTES {
+            flush(std::mem::take(&mut lines), &mut index)?;
+            bytes = 0;
+        }
+        Ok(())
+    })?;
+    flush(lines, &mut index)
+}
+
+/// First pass for detectors that weigh words by the collection: df, cf, N and lengths.
+pub fn gather_stats(
+    input: &Path,
+    stop: &StopWords,
+    detector: &dyn Detector,
+) -> Result<crate::sign::CorpusStats> {
+    let mut stats = crate::sign::CorpusStats::default();
+    read_chunks(input, |chunk| {
+        let part = chunk
+            .par_iter()
+            .fold(
+                || {
+                    (
+                        crate::sign::CorpusStats::default(),
+                        Canonicalizer::new(stop),
+                        CanonText::default(),
+                    )
+                },
+                |(mut st, mut c, mut buf), (_, _, text)| {
+                    c.canonicalize_into(text, &mut buf);
+                    st.add(&detector.terms(text, &buf));
+                    (st, c, buf)
+                },
+            )
+            .map(|(st, _, _)| st)
+            .reduce(crate::sign::CorpusStats::default, |mut a, b| {
+                a.merge(b);
+                a
+            });
+        stats.merge(part);
+        Ok(())
+    })?;
+    Ok(stats)
+}
+
+/// Signs every document of `chunk` in parallel.
+fn sign_chunk(
+    chunk: &[(usize, String, String)],
+    stop: &StopWords,
+    detector: &dyn Detector,
+) -> Vec<Vec<u64>> {
+    chunk
+        .par_iter()
+        .map_init(
+            || (Canonicalizer::new(stop), CanonText::default()),
+            |(c, buf), (_, _, text)| {
+                c.canonicalize_into(text, buf);
+                detector.sign_doc(text, buf)
+            },
+        )
+        .collect()
+}
+
+/// Runs the engine over the input.
+pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
+    let mut detector = build_detector(&opts.settings).map_err(bad_input)?;
+    let stop = StopWords::for_languages(&opts.stop_langs).map_err(bad_input)?;
+    if detector.needs_stats() {
+        let stats = gather_stats(&opts.input, &stop, detector.as_ref())?;
+        detector.prepare(std::sync::Arc::new(stats));
+    }
+    let mut ids: Vec<String> = Vec::new();
+    let mut sigs: Vec<Vec<u64>> = Vec::new();
+    let mut summary = DedupSummary::default();
+    let mut seen: FxHashSet<String> = FxHashSet::default();
+    read_chunks(&opts.input, |chunk| {
+        let chunk_sigs = sign_chunk(&chunk, &stop, detector.as_ref());
+        for ((_, id, text), sig) in chunk.into_iter().zip(chunk_sigs) {
+            if !seen.insert(id.clone()) {
+                return Err(bad_input(format!(
+                    "{}: id `{id}` appears twice",
+                    opts.input.display()
+                )));
+            }
+            summary.bytes += text.len() as u64;
+            summary.signature_elements += sig.len();
+            ids.push(id);
+            sigs.push(sig);
+        }
+        Ok(())
+    })?;
+    summary.documents = ids.len();
+    let detector = detector.as_ref();
+    let full = full_detector(detector);
+    let pairs = find_pairs(
+        &sigs,
+        sigs.len(),
+        detector,
+        &opts.settings.thresholds(),
+        // A second pass over the input: full indexes only for the documents that need them.
+        &mut |need| {
+            let want: FxHashSet<usize> = need.iter().map(|&i| i as usize).collect();
+            let mut index = FullIndexes::default();
+            read_chunks(&opts.input, |chunk| {
+                let chunk: Vec<_> = chunk
+                    .into_iter()
+                    .filter(|(i, _, _)| want.contains(i))
+                    .collect();
+                let full_sigs = sign_chunk(&chunk, &stop, &full);
+                for ((i, _, _), sig) in chunk.iter().zip(full_sigs) {
+                    index.insert(*i as u32, sig);
+                }
+                Ok(())
+            })?;
+            Ok(index)
+        },
+    )?;
+    summary.candidate_pairs = pairs.len();
+    for p in &pairs {
+        match p.verdict {
+            Verdict::Duplicate => summary.duplicate_pairs += 1,
+            Verdict::Contained => summary.contained_pairs += 1,
+            Verdict::Unsure => summary.unsure_pairs += 1,
+            Verdict::Different => {}
+        }
+        summary.verified_pairs += p.verified as usize;
+    }
+    Ok(DedupResult {
+        ids,
+        pairs,
+        summary,
+    })
+}

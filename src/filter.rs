@@ -1,0 +1,83 @@
+//! The filter stage: which cleaned texts go on to dedup. A text that is too short, too long or
+//! in a language outside the topic's stays in the store with its status and reason, so the
+//! report can count it and `collect explain` can say why (docs/method.md §9).
+
+use crate::store::Status;
+use serde::Deserialize;
+
+/// The topic file's `filter` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FilterSettings {
+    /// Texts with fewer words than this (after cleaning) are kept out as `short`.
+    pub min_words: usize,
+    /// Texts with more words than this are kept out as `filtered` (0: no limit).
+    pub max_words: usize,
+    /// Keep only texts detected in one of the topic's `languages`.
+    pub language: bool,
+}
+
+impl Default for FilterSettings {
+    fn default() -> Self {
+        FilterSettings {
+            min_words: 100,
+            max_words: 0,
+            language: true,
+        }
+    }
+}
+
+/// Status and reason of a cleaned text of `words` words detected as `lang`; `languages` are
+/// the topic's. `Pending` means it goes on to dedup.
+pub fn verdict(
+    settings: &FilterSettings,
+    languages: &[String],
+    words: u64,
+    lang: Option<&str>,
+) -> (Status, Option<String>) {
+    if words < settings.min_words as u64 {
+        return (
+            Status::Short,
+            Some(format!("{words} words < min_words {}", settings.min_words)),
+        );
+    }
+    if settings.max_words > 0 && words > settings.max_words as u64 {
+        return (
+            Status::Filtered,
+            Some(format!("{words} words > max_words {}", settings.max_words)),
+        );
+    }
+    if settings.language {
+        if let Some(l) = lang {
+            if !languages.iter().any(|x| x == l) {
+                return (
+                    Status::Filtered,
+                    Some(format!("language {l} not in topic languages")),
+                );
+            }
+        }
+    }
+    (Status::Pending, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_long_and_foreign_texts_are_kept_out_with_a_reason() {
+        let s = FilterSettings {
+            min_words: 10,
+            max_words: 100,
+            language: true,
+        };
+        let langs = vec!["ru".to_string(), "en".to_string()];
+        assert_eq!(verdict(&s, &langs, 9, Some("en")).0, Status::Short);
+        assert_eq!(verdict(&s, &langs, 101, Some("en")).0, Status::Filtered);
+        let (st, why) = verdict(&s, &langs, 50, Some("fr"));
+        assert_eq!(st, Status::Filtered);
+        assert_eq!(why.as_deref(), Some("language fr not in topic languages"));
+        assert_eq!(verdict(&s, &langs, 50, None), (Status::Pending, None));
+        assert_eq!(verdict(&s, &langs, 50, Some("ru")), (Status::Pending, None));
+    }
+}
