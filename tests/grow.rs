@@ -346,3 +346,103 @@ fn killed_update_reruns_to_the_uninterrupted_collection() {
         assert_eq!(w.snapshot(), want, "after a kill at {stage}");
     }
 }
+
+/// `(status, duplicate_of)` by locator (the file name), from a manifest.
+fn outcome_of(manifest: &[Value]) -> std::collections::BTreeMap<String, (String, Value)> {
+    manifest
+        .iter()
+        .map(|r| {
+            (
+                r["locator"].as_str().unwrap().to_string(),
+                (
+                    r["status"].as_str().unwrap().to_string(),
+                    r["duplicate_of"].clone(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The keep rule has one home: built over A and updated with B, a collection ends exactly as
+/// one build over A∪B when every newcomer ranks below the stored texts; and when a newcomer
+/// outranks a stored duplicate partner, the stored text stays and the newcomer is the duplicate.
+#[test]
+fn update_settles_newcomers_by_the_build_keep_rule() {
+    let all = Work::new();
+    all.add(&texts());
+    all.build();
+    let whole = all.manifest();
+    let words = |r: &Value| r["words"].as_u64().unwrap();
+    let mut by_words: Vec<&Value> = whole.iter().collect();
+    by_words.sort_by(|x, y| words(y).cmp(&words(x)));
+    let file = |r: &Value| -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/texts")
+            .join(r["locator"].as_str().unwrap())
+    };
+    let half = by_words.len() / 2;
+    let (long, short): (Vec<PathBuf>, Vec<PathBuf>) = (
+        by_words[..half].iter().map(|r| file(r)).collect(),
+        by_words[half..].iter().map(|r| file(r)).collect(),
+    );
+    assert!(
+        words(by_words[half - 1]) > words(by_words[half]),
+        "a clean split by words"
+    );
+
+    // Newcomers all shorter than the stored texts: update = build over everything.
+    let grown = Work::new();
+    grown.add(&long);
+    grown.build();
+    grown.add(&short);
+    grown.update();
+    assert_eq!(outcome_of(&grown.manifest()), outcome_of(&whole));
+
+    // Newcomers longer than their stored duplicates: the copies a build drops are stored first,
+    // the texts a build keeps come as newcomers; what was kept stays kept.
+    let locator_of: std::collections::BTreeMap<&str, &Value> = whole
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), &r["locator"]))
+        .collect();
+    let dropped: Vec<&Value> = whole
+        .iter()
+        .filter(|r| r["status"] == "duplicate")
+        .collect();
+    assert!(!dropped.is_empty(), "the example texts hold near-copies");
+    let keepers: Vec<PathBuf> = dropped
+        .iter()
+        .map(|r| {
+            let kept = locator_of[r["duplicate_of"].as_str().unwrap()];
+            file(&serde_json::json!({ "locator": kept }))
+        })
+        .collect();
+    let reversed = Work::new();
+    reversed.add(&dropped.iter().map(|r| file(r)).collect::<Vec<_>>());
+    reversed.build();
+    let before = outcome_of(&reversed.manifest());
+    reversed.add(&keepers);
+    reversed.update();
+    let after = reversed.manifest();
+    let id_words: std::collections::BTreeMap<&str, u64> = after
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), words(r)))
+        .collect();
+    let outcomes = outcome_of(&after);
+    for (locator, (status, _)) in &before {
+        if status == "kept" {
+            assert_eq!(
+                &outcomes[locator].0, "kept",
+                "{locator} was kept and must stay"
+            );
+        }
+    }
+    let outranked_stored = after.iter().any(|r| {
+        r["status"] == "duplicate"
+            && before.get(r["locator"].as_str().unwrap()).is_none()
+            && id_words[r["duplicate_of"].as_str().unwrap()] < words(r)
+    });
+    assert!(
+        outranked_stored,
+        "some newcomer outranks its stored partner and still is the duplicate"
+    );
+}
