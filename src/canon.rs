@@ -1,4 +1,4 @@
-//! Canonical form of a text (METHOD.md §1): lower-cased words without stop symbols and stop words.
+//! Canonical form of a text (docs/method.md §1): lower-cased words without stop symbols and stop words.
 
 use rustc_hash::FxHashSet;
 use std::sync::OnceLock;

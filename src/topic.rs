@@ -117,7 +117,6 @@ impl SourceSpec {
     }
 }
 
-/// Filters applied to cleaned texts (METHOD.md step 4).
 /// A topic file that could not be used, with the place of the problem.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicError {

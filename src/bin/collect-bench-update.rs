@@ -75,7 +75,10 @@ fn main() -> anyhow::Result<()> {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/perf/corpus-10k.jsonl")
         });
     if !corpus_path.exists() {
-        println!("skipped: {} is absent", corpus_path.display());
+        println!(
+            "skipped: {} is absent; set COLLECT_BENCH_CORPUS to a JSONL of {{\"id\", \"text\"}} lines (README, \"Data for the benchmarks\")",
+            corpus_path.display()
+        );
         return Ok(());
     }
     let n: usize = std::env::args()

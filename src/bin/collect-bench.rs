@@ -99,7 +99,10 @@ fn main() {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/perf/corpus-10k.jsonl")
         });
     if !corpus.exists() {
-        println!("skipped: {} not found", corpus.display());
+        println!(
+            "skipped: {} not found; pass a JSONL of {{\"id\", \"text\"}} lines (README, \"Data for the benchmarks\")",
+            corpus.display()
+        );
         return;
     }
     let texts = load_texts(&corpus);

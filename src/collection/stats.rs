@@ -39,7 +39,7 @@ pub fn stats(store: &Store) -> Result<Stats> {
 /// The statistics as text: the report's table, then the review line.
 pub fn render(store: &Store, s: &Stats) -> Result<String> {
     let topic = collection::stored_topic(store)?;
-    let mut out = collection::report_markdown(&topic, &s.detector, &s.sources, &s.total);
+    let mut out = collection::report::report_markdown(&topic, &s.detector, &s.sources, &s.total);
     let r = &s.review;
     let _ = writeln!(
         out,

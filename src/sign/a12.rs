@@ -1,5 +1,5 @@
 //! A12, "3+5": the 3 longest sentences and the 5 longest words, paired through length-banded
-//! chains (METHOD.md §2). The only detector with its own pairing step.
+//! chains (docs/method.md §3.5). The only detector with its own pairing step.
 //!
 //! The signature packs one record per document into tagged elements (top two bits):
 //! 0 = CRC32 of one of the 3 longest sentences, 1 = CRC32 of one of the 5 longest words,

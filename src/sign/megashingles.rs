@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn match_probability_matches_method_md() {
         let d = Megashingles::new(5, 84, 6).unwrap();
-        // METHOD.md rounds this to ≈ 0.90; the formula gives 0.8786.
+        // The papers round this to ≈ 0.90 (docs/method.md §3.4); the formula gives 0.8786.
         let p = d.match_probability(0.95);
         assert!((p - 0.8786).abs() < 1e-3, "{p}");
     }

@@ -1,4 +1,4 @@
-//! Signatures of canonical texts and the similarity they support (METHOD.md §1).
+//! Signatures of canonical texts and the similarity they support (docs/method.md §1–§4).
 //!
 //! Every detector is one file implementing [`Detector`]; the dedup engine only sees sorted sets
 //! of 64-bit elements and asks the detector how to score and judge a pair.
@@ -119,7 +119,7 @@ impl Verdict {
     }
 }
 
-/// The two thresholds of METHOD.md: resemblance for duplicates, containment for review.
+/// The two thresholds (docs/method.md §5): resemblance for duplicates, containment for review.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
     /// Resemblance at or above which a pair is a duplicate.

@@ -1,5 +1,5 @@
 //! Collection statistics and text helpers shared by the term- and sentence-based detectors
-//! (METHOD.md §2): document frequency, collection frequency, N, average length, BM25 weights.
+//! (docs/method.md §3.5): document frequency, collection frequency, N, average length, BM25 weights.
 
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -67,7 +67,7 @@ impl CorpusStats {
         (self.total_len as f64 / self.n()).max(1.0)
     }
 
-    /// Okapi BM25 IDF, log((N − df + 0.5)/(df + 0.5)) (METHOD.md §2).
+    /// Okapi BM25 IDF, log((N − df + 0.5)/(df + 0.5)) (docs/method.md §3.5).
     pub fn bm25_idf(&self, t: u64) -> f64 {
         let (n, df) = (self.n(), self.df(t));
         ((n - df + 0.5) / (df + 0.5)).ln()
@@ -90,7 +90,7 @@ pub fn term_hash(s: &str) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The paper's preprocessing drops words of three letters or fewer (METHOD.md §2).
+/// The paper's preprocessing drops words of three letters or fewer (docs/method.md §3.5).
 pub const MIN_WORD_CHARS: usize = 4;
 
 /// Canonical words of at least [`MIN_WORD_CHARS`] letters, in text order.

@@ -1,6 +1,6 @@
 //! A3, TF·RIDF: CRC32 of the 6 words of highest tf·(residual IDF), alphabetised.
 //!
-//! TF = 0.5 + 0.5·tf/tf_max; RIDF = −log(df/N) + log(1 − exp(−cf/N)) (METHOD.md §2): how much
+//! TF = 0.5 + 0.5·tf/tf_max; RIDF = −log(df/N) + log(1 − exp(−cf/N)) (docs/method.md §3.5): how much
 //! more concentrated a word is than a Poisson model of its collection frequency predicts.
 
 use super::stats::{long_words, term_counts, term_hash, top_words_key, CorpusStats};

@@ -1,4 +1,4 @@
-//! `collect eval`: every detector against labelled pairs, as the papers' tables (METHOD.md §2).
+//! `collect eval`: every detector against labelled pairs, as the papers' tables (docs/method.md §3.5).
 //!
 //! Documents are held in memory (evaluation sets are small); the engine is the same as
 //! `collect dedup`'s: statistics pass, signatures, candidate pairs, verdicts, and small-signature

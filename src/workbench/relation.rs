@@ -44,7 +44,7 @@ pub struct RelationStats {
     pub arcs: usize,
     /// Σ|a_ij − a_ji| / Σ a_ij: 0 for a symmetric relation.
     pub asymmetry: f64,
-    /// Σ a_ij·a_jk·a_ik / Σ a_ij, as METHOD.md states it (i, j, k distinct).
+    /// Σ a_ij·a_jk·a_ik / Σ a_ij, as docs/method.md §10.3 states it (i, j, k distinct).
     pub transitivity: f64,
     /// Σ a_ij·a_jk·a_ik / Σ a_ij·a_jk: the share of two-step paths that are closed (1 = transitive).
     pub closed_paths: f64,

@@ -1,0 +1,124 @@
+//! `collect export`: the kept texts in the user's formats (txt files, JSONL, CSV).
+
+use super::write_atomic;
+use crate::store::queries::DocMeta;
+use crate::store::{Status, Store};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Output formats of `collect export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One `<id>.txt` per text in a directory.
+    Txt,
+    /// One JSON object per line: id, text, title, url, source, lang, words.
+    Jsonl,
+    /// RFC 4180 CSV with a header, same columns as JSONL.
+    Csv,
+}
+
+impl Format {
+    /// Parses a format name.
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "txt" => Some(Format::Txt),
+            "jsonl" => Some(Format::Jsonl),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+}
+
+/// One exported text: the columns every format carries.
+#[derive(Serialize)]
+struct ExportRow<'a> {
+    id: &'a str,
+    text: &'a str,
+    title: Option<&'a str>,
+    url: Option<&'a str>,
+    source: &'a str,
+    lang: Option<&'a str>,
+    words: u64,
+}
+
+fn csv_field(out: &mut String, s: &str) {
+    if s.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&s.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(s);
+    }
+}
+
+/// Writes the texts in the collection (status `kept`, so every decision is honoured) as
+/// JSONL or CSV to `w`, in id order; returns how many.
+pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) -> Result<usize> {
+    let metas: BTreeMap<String, DocMeta> = store
+        .document_metas()?
+        .into_iter()
+        .filter(|d| d.status == Status::Kept)
+        .map(|d| (d.id.clone(), d))
+        .collect();
+    if format == Format::Csv {
+        w.write_all(b"id,text,title,url,source,lang,words\r\n")?;
+    }
+    let mut n = 0;
+    for (id, text) in store.texts_with_status(Status::Kept)? {
+        let Some(d) = metas.get(&id) else { continue };
+        let row = ExportRow {
+            id: &d.id,
+            text: &text,
+            title: d.title.as_deref(),
+            url: d.url.as_deref(),
+            source: &d.source,
+            lang: d.lang.as_deref(),
+            words: d.words,
+        };
+        let mut line = String::new();
+        match format {
+            Format::Jsonl => line = serde_json::to_string(&row)?,
+            Format::Csv => {
+                for (i, f) in [
+                    row.id,
+                    row.text,
+                    row.title.unwrap_or(""),
+                    row.url.unwrap_or(""),
+                    row.source,
+                    row.lang.unwrap_or(""),
+                    &row.words.to_string(),
+                ]
+                .iter()
+                .enumerate()
+                {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    csv_field(&mut line, f);
+                }
+                line.push('\r');
+            }
+            Format::Txt => anyhow::bail!("txt export writes a directory, not a stream"),
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+        n += 1;
+    }
+    w.flush()?;
+    Ok(n)
+}
+
+/// Writes each text in the collection as `<dir>/<id>.txt`; returns how many.
+pub fn export_txt(store: &Store, dir: &Path) -> Result<usize> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut n = 0;
+    for (id, text) in store.texts_with_status(Status::Kept)? {
+        let mut t = text;
+        t.push('\n');
+        write_atomic(&dir.join(format!("{id}.txt")), t.as_bytes())?;
+        n += 1;
+    }
+    Ok(n)
+}

@@ -1,0 +1,263 @@
+//! The figures of a collection (the paper's Table 1, per source and in total) and the report
+//! that shows them, with the topic header the store keeps so that commands run on a collection
+//! directory alone can rewrite it.
+
+use crate::sign::{DedupSettings, Verdict};
+use crate::store::queries::DocMeta;
+use crate::store::{Status, Store};
+use crate::topic::Topic;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The paper's Table 1 figures for one source or the whole collection.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Counts {
+    /// Texts received from sources.
+    pub texts_before: u64,
+    /// Bytes received, before cleaning.
+    pub bytes_before: u64,
+    /// Texts that passed cleaning and the filters.
+    pub texts_after: u64,
+    /// Bytes of those texts after cleaning.
+    pub bytes_after: u64,
+    /// Texts too short after cleaning.
+    pub short: u64,
+    /// Texts rejected by another filter.
+    pub filtered: u64,
+    /// Texts dropped as near-duplicates.
+    pub duplicates: u64,
+    /// Pairs flagged as contained (counted for the contained text's source).
+    pub contained_pairs: u64,
+    /// Texts a curator dropped in review.
+    pub dropped: u64,
+    /// Texts in the collection.
+    pub kept: u64,
+    /// Bytes of the texts in the collection.
+    pub bytes_kept: u64,
+}
+
+/// Per-source and total figures from the store.
+pub fn counts(store: &Store, docs: &[DocMeta]) -> Result<(BTreeMap<String, Counts>, Counts)> {
+    let mut per: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut source_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for d in docs {
+        source_of.insert(&d.id, &d.source);
+        let c = per.entry(d.source.clone()).or_default();
+        c.texts_before += 1;
+        c.bytes_before += d.raw_bytes;
+        match d.status {
+            Status::Short => c.short += 1,
+            Status::Filtered => c.filtered += 1,
+            st => {
+                c.texts_after += 1;
+                c.bytes_after += d.text_bytes;
+                match st {
+                    Status::Duplicate => c.duplicates += 1,
+                    Status::Dropped => c.dropped += 1,
+                    Status::Kept => {
+                        c.kept += 1;
+                        c.bytes_kept += d.text_bytes;
+                    }
+                    Status::Pending | Status::Short | Status::Filtered => {}
+                }
+            }
+        }
+    }
+    for p in store.pairs()? {
+        if p.verdict != Verdict::Contained {
+            continue;
+        }
+        let contained = if p.cont_a_in_b >= p.cont_b_in_a {
+            &p.a
+        } else {
+            &p.b
+        };
+        if let Some(src) = source_of.get(contained.as_str()) {
+            per.entry(src.to_string()).or_default().contained_pairs += 1;
+        }
+    }
+    let mut total = Counts::default();
+    for c in per.values() {
+        total.texts_before += c.texts_before;
+        total.bytes_before += c.bytes_before;
+        total.texts_after += c.texts_after;
+        total.bytes_after += c.bytes_after;
+        total.short += c.short;
+        total.filtered += c.filtered;
+        total.duplicates += c.duplicates;
+        total.contained_pairs += c.contained_pairs;
+        total.dropped += c.dropped;
+        total.kept += c.kept;
+        total.bytes_kept += c.bytes_kept;
+    }
+    Ok((per, total))
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.2}", bytes as f64 / 1_000_000.0)
+}
+
+/// The report in the shape of the paper's Table 1, one row per source plus the total.
+pub fn report_markdown(
+    topic: &ReportTopic,
+    detector_key: &str,
+    per: &BTreeMap<String, Counts>,
+    total: &Counts,
+) -> String {
+    let mut s = String::new();
+    let title = if topic.title.is_empty() {
+        &topic.name
+    } else {
+        &topic.title
+    };
+    let _ = writeln!(s, "# Collection `{}`: {}\n", topic.name, title);
+    let _ = writeln!(
+        s,
+        "Detector `{detector_key}`, resemblance ≥ {} → duplicate, containment ≥ {} → review; min_words {}.\n",
+        topic.resemblance, topic.containment, topic.min_words
+    );
+    let _ = writeln!(
+        s,
+        "| source | texts before | MB before | texts after cleaning | MB after cleaning | short | filtered | duplicates | contained pairs | dropped in review | in collection | MB in collection |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    let mut row = |name: &str, c: &Counts| {
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.texts_before,
+            mb(c.bytes_before),
+            c.texts_after,
+            mb(c.bytes_after),
+            c.short,
+            c.filtered,
+            c.duplicates,
+            c.contained_pairs,
+            c.dropped,
+            c.kept,
+            mb(c.bytes_kept)
+        );
+    };
+    for (name, c) in per {
+        row(name, c);
+    }
+    row("**total**", total);
+    s.push_str(
+        "\n*texts after cleaning* are those that passed cleaning and the filters; *duplicates* are \
+         dropped near-copies (each names the kept copy in manifest.jsonl); *contained pairs* wait \
+         for a curator (`collect review`) and drop nothing until one decides; *dropped in review* \
+         are the texts such decisions removed.\n",
+    );
+    s
+}
+
+/// The acquisition table of the report: per web source, what was asked and fetched.
+pub fn acquisition_markdown(counts: &BTreeMap<String, crate::store::UrlCounts>) -> String {
+    let mut s = String::new();
+    if counts.is_empty() {
+        return s;
+    }
+    s.push_str("\n## Acquisition\n\n");
+    s.push_str("| source | queries | results | fetched | failed | robots-blocked | skipped |\n");
+    s.push_str("|---|---:|---:|---:|---|---:|---|\n");
+    let list = |m: &BTreeMap<String, u64>, skip: &str| -> String {
+        let parts: Vec<String> = m
+            .iter()
+            .filter(|(k, _)| k.as_str() != skip)
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        if parts.is_empty() {
+            "0".into()
+        } else {
+            parts.join(", ")
+        }
+    };
+    for (name, c) in counts {
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            c.queries,
+            c.results,
+            c.fetched,
+            list(&c.failed, ""),
+            c.skipped.get("robots").copied().unwrap_or(0),
+            list(&c.skipped, "robots")
+        );
+    }
+    s.push_str(
+        "\n*queries* are answered search, API and sitemap requests; *results* every URL found; \
+         *failed* counts final failures (after retries) by cause.\n",
+    );
+    s
+}
+
+/// What the report and the review page need of the topic, kept in the store so that commands
+/// run on a collection directory alone (review, serve, export) can rewrite it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct ReportTopic {
+    /// Topic name.
+    pub name: String,
+    /// Human title.
+    pub title: String,
+    /// Resemblance threshold.
+    pub resemblance: f64,
+    /// Containment threshold.
+    pub containment: f64,
+    /// Minimum words.
+    pub min_words: usize,
+    /// Stop-word languages.
+    pub languages: Vec<String>,
+    /// Words per shingle.
+    pub shingle: usize,
+}
+
+impl ReportTopic {
+    /// The parts of `topic` the report needs.
+    pub fn of(topic: &Topic) -> ReportTopic {
+        ReportTopic {
+            name: topic.name.clone(),
+            title: topic.title.clone(),
+            resemblance: topic.dedup.resemblance,
+            containment: topic.dedup.containment,
+            min_words: topic.filter.min_words,
+            languages: topic.languages.clone(),
+            shingle: crate::sign::build_detector(&topic.dedup)
+                .map(|d| d.shingle())
+                .unwrap_or(4),
+        }
+    }
+}
+
+const REPORT_TOPIC_KEY: &str = "report_topic";
+
+/// Stores the topic's report header in the store's meta table.
+pub fn remember_topic(store: &Store, topic: &Topic) -> Result<()> {
+    store.set_meta(
+        REPORT_TOPIC_KEY,
+        &serde_json::to_string(&ReportTopic::of(topic))?,
+    )
+}
+
+/// The report header stored by the last build or update.
+pub fn stored_topic(store: &Store) -> Result<ReportTopic> {
+    if let Some(json) = store.meta(REPORT_TOPIC_KEY)? {
+        if let Ok(t) = serde_json::from_str(&json) {
+            return Ok(t);
+        }
+    }
+    // A store written before the header was kept: defaults stand in for what is unknown.
+    Ok(ReportTopic {
+        name: store.meta("topic")?.unwrap_or_default(),
+        title: String::new(),
+        resemblance: DedupSettings::default().resemblance,
+        containment: DedupSettings::default().containment,
+        min_words: 0,
+        languages: vec!["ru".into(), "en".into()],
+        shingle: 4,
+    })
+}

@@ -1,0 +1,129 @@
+//! Keeps the collection directory in line with the store: the kept texts in `docs/`, the
+//! manifest and the report.
+
+use super::report::{
+    acquisition_markdown, counts, remember_topic, report_markdown, stored_topic, Counts,
+};
+use super::write_atomic;
+use crate::store::{Status, Store};
+use crate::topic::Topic;
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Serialize)]
+struct ManifestRow<'a> {
+    id: &'a str,
+    source: &'a str,
+    locator: &'a str,
+    url: Option<&'a str>,
+    title: Option<&'a str>,
+    lang: Option<&'a str>,
+    words: u64,
+    status: &'a str,
+    duplicate_of: Option<&'a str>,
+    sha256: &'a str,
+}
+
+/// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` from scratch.
+pub fn write_collection(store: &Store, topic: &Topic, out: &Path) -> Result<Counts> {
+    remember_topic(store, topic)?;
+    let docs_dir = out.join("docs");
+    if docs_dir.exists() {
+        std::fs::remove_dir_all(&docs_dir)
+            .with_context(|| format!("{}: cannot clear", docs_dir.display()))?;
+    }
+    sync_collection(store, out)
+}
+
+/// Above this many missing texts one scan of the store beats a lookup per text.
+const BULK_TEXTS: usize = 512;
+
+/// Brings the collection directory in line with the store: writes the kept texts missing from
+/// `docs/`, removes texts no longer kept, rewrites `manifest.jsonl` and `report.md`.
+///
+/// Work on `docs/` is proportional to what changed, so an update or a review decision does not
+/// rewrite a large collection. Texts are written through temporary names: a kill leaves no
+/// half-written text under a final name, and the next sync removes leftovers.
+pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
+    let docs = store.document_metas()?;
+    let docs_dir = out.join("docs");
+    std::fs::create_dir_all(&docs_dir)
+        .with_context(|| format!("{}: cannot create", docs_dir.display()))?;
+    let mut present: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for e in std::fs::read_dir(&docs_dir)
+        .with_context(|| format!("{}: cannot list", docs_dir.display()))?
+    {
+        let e = e.with_context(|| format!("{}: cannot list", docs_dir.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        match name.strip_suffix(".txt") {
+            Some(id) => {
+                present.insert(id.to_string());
+            }
+            None => std::fs::remove_file(e.path())
+                .with_context(|| format!("{}: cannot remove", e.path().display()))?,
+        }
+    }
+    let kept: std::collections::HashSet<&str> = docs
+        .iter()
+        .filter(|d| d.status == Status::Kept)
+        .map(|d| d.id.as_str())
+        .collect();
+    for id in &present {
+        if !kept.contains(id.as_str()) {
+            let p = docs_dir.join(format!("{id}.txt"));
+            std::fs::remove_file(&p).with_context(|| format!("{}: cannot remove", p.display()))?;
+        }
+    }
+    let missing: Vec<&str> = kept
+        .iter()
+        .copied()
+        .filter(|id| !present.contains(*id))
+        .collect();
+    let write_text = |id: &str, text: &str| -> Result<()> {
+        let mut t = String::with_capacity(text.len() + 1);
+        t.push_str(text);
+        t.push('\n');
+        write_atomic(&docs_dir.join(format!("{id}.txt")), t.as_bytes())
+    };
+    if missing.len() > BULK_TEXTS {
+        let want: std::collections::HashSet<&str> = missing.iter().copied().collect();
+        for (id, text) in store.texts_with_status(Status::Kept)? {
+            if want.contains(id.as_str()) {
+                write_text(&id, &text)?;
+            }
+        }
+    } else {
+        for id in &missing {
+            if let Some(text) = store.document_text(id)? {
+                write_text(id, &text)?;
+            }
+        }
+    }
+    crate::testhooks::pause("export-docs");
+    let mut manifest = String::new();
+    for d in &docs {
+        let row = ManifestRow {
+            id: &d.id,
+            source: &d.source,
+            locator: &d.locator,
+            url: d.url.as_deref(),
+            title: d.title.as_deref(),
+            lang: d.lang.as_deref(),
+            words: d.words,
+            status: d.status.as_str(),
+            duplicate_of: d.duplicate_of.as_deref(),
+            sha256: &d.sha256,
+        };
+        manifest.push_str(&serde_json::to_string(&row)?);
+        manifest.push('\n');
+    }
+    write_atomic(&out.join("manifest.jsonl"), manifest.as_bytes())?;
+    let (per, total) = counts(store, &docs)?;
+    let key = store.meta("detector")?.unwrap_or_default();
+    let topic = stored_topic(store)?;
+    let mut report = report_markdown(&topic, &key, &per, &total);
+    report.push_str(&acquisition_markdown(&store.url_counts()?));
+    write_atomic(&out.join("report.md"), report.as_bytes())?;
+    Ok(total)
+}
