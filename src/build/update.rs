@@ -23,23 +23,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// How newcomers are looked up in the store's signatures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Lookup {
     /// One indexed SQL lookup per newcomer fingerprint in the `postings` table.
     Sql,
     /// Load every stored posting into an in-memory index once.
     Memory,
-}
-
-impl Lookup {
-    /// Parses `sql` or `memory`.
-    pub fn parse(s: &str) -> Option<Lookup> {
-        match s {
-            "sql" => Some(Lookup::Sql),
-            "memory" => Some(Lookup::Memory),
-            _ => None,
-        }
-    }
 }
 
 /// How `update` runs.

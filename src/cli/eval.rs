@@ -164,12 +164,9 @@ fn eval_svm(
     eval::score("svm", None, &flagged, labels)
 }
 
-/// Options of `collect stats --relation`.
+/// Options of `collect relation` (also spelled `collect stats --relation METHOD`).
 #[derive(Debug, Args)]
 pub struct RelationArgs {
-    /// Detector whose duplicate relation is examined.
-    #[arg(long)]
-    pub relation: Option<String>,
     /// Resemblance threshold (containment: --containment).
     #[arg(long, default_value_t = DedupSettings::default().resemblance)]
     resemblance: f64,

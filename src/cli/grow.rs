@@ -20,8 +20,8 @@ pub struct UpdateArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// How newcomers are compared with the store: sql (indexed lookups) or memory.
-    #[arg(long, default_value = "sql")]
-    lookup: String,
+    #[arg(long, value_enum, default_value_t = Lookup::Sql)]
+    lookup: Lookup,
 }
 
 /// `collect review`.
@@ -34,13 +34,26 @@ pub struct ReviewArgs {
     command: ReviewCommand,
 }
 
+/// Which pairs `review list` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ListStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided.
+    Decided,
+    /// Undecided, but one text already left the collection.
+    Moot,
+    /// Every contained pair.
+    All,
+}
+
 #[derive(Debug, Subcommand)]
 enum ReviewCommand {
     /// List contained pairs (default: pending ones).
     List {
         /// pending, decided, moot or all.
-        #[arg(long, default_value = "pending")]
-        status: String,
+        #[arg(long, value_enum, default_value_t = ListStatus::Pending)]
+        status: ListStatus,
     },
     /// Show both texts of a pair with the shared passages marked [[like this]].
     Show {
@@ -52,7 +65,8 @@ enum ReviewCommand {
         /// Pair id.
         id: i64,
         /// keep-both, drop-contained or drop-container.
-        decision: String,
+        #[arg(value_enum)]
+        decision: Decision,
         /// Why (stored with the decision).
         #[arg(long)]
         note: Option<String>,
@@ -88,8 +102,8 @@ pub struct ExportArgs {
     /// Collection directory.
     dir: PathBuf,
     /// txt (a directory of files), jsonl or csv.
-    #[arg(long)]
-    format: String,
+    #[arg(long, value_enum)]
+    format: Format,
     /// Output file (jsonl, csv) or directory (txt); stdout when absent (jsonl, csv).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -97,15 +111,13 @@ pub struct ExportArgs {
 
 /// Runs `collect update`.
 pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<()> {
-    let lookup = Lookup::parse(&a.lookup)
-        .ok_or_else(|| bad_input(format!("--lookup must be sql or memory, got {}", a.lookup)))?;
     let topic = Topic::load(&a.topic)?;
     let s = update::update(
         &topic,
         &UpdateOptions {
             out: a.out.clone(),
             progress: !quiet,
-            lookup,
+            lookup: a.lookup,
         },
     )?;
     if json {
@@ -137,16 +149,11 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
     let dir = &a.collection;
     match &a.command {
         ReviewCommand::List { status } => {
-            let filter = match status.as_str() {
-                "pending" => Some(PairStatus::Pending),
-                "decided" => Some(PairStatus::Decided),
-                "moot" => Some(PairStatus::Moot),
-                "all" => None,
-                other => {
-                    return Err(bad_input(format!(
-                        "--status must be pending, decided, moot or all, got {other}"
-                    )))
-                }
+            let filter = match status {
+                ListStatus::Pending => Some(PairStatus::Pending),
+                ListStatus::Decided => Some(PairStatus::Decided),
+                ListStatus::Moot => Some(PairStatus::Moot),
+                ListStatus::All => None,
             };
             let store = review::open_collection(dir)?;
             let list = review::list(&store, filter)?;
@@ -238,11 +245,7 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
             Ok(())
         }
         ReviewCommand::Decide { id, decision, note } => {
-            let d = Decision::parse(decision).ok_or_else(|| {
-                bad_input(format!(
-                    "decision must be keep-both, drop-contained or drop-container, got {decision}"
-                ))
-            })?;
+            let d = *decision;
             let mut store = review::open_collection(dir)?;
             review::decide(&mut store, dir, *id, d, note.as_deref())?;
             if json {
@@ -318,12 +321,7 @@ pub fn run_serve(a: &ServeArgs) -> Result<()> {
 
 /// Runs `collect export`.
 pub fn run_export(a: &ExportArgs, quiet: bool) -> Result<()> {
-    let format = Format::parse(&a.format).ok_or_else(|| {
-        bad_input(format!(
-            "--format must be txt, jsonl or csv, got {}",
-            a.format
-        ))
-    })?;
+    let format = a.format;
     let store = review::open_collection(&a.dir)?;
     let n = match (format, &a.out) {
         (Format::Txt, None) => {

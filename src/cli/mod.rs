@@ -71,13 +71,26 @@ enum Command {
     Dedup(DedupArgs),
     /// Precision, recall, F1 and type I error of detectors against labelled pairs.
     Eval(eval::EvalArgs),
-    /// Figures of a collection (Table 1, review progress); with --relation METHOD, diagnostics
-    /// of a detector's duplicate relation on a collection, a JSONL file or a directory of .txt.
+    /// Figures of a collection (Table 1, review progress). `--relation METHOD` is the older
+    /// spelling of `collect relation METHOD PATH`.
     Stats {
+        /// A collection directory (with --relation also a JSONL file or a directory of .txt).
+        path: PathBuf,
+        /// Detector whose duplicate relation is examined (same as `collect relation`).
+        #[arg(long)]
+        relation: Option<String>,
+        #[command(flatten)]
+        relation_args: eval::RelationArgs,
+    },
+    /// Diagnostics of a detector's duplicate relation (asymmetry, transitivity, components,
+    /// cliques, closed sets) on a collection, a JSONL file or a directory of .txt files.
+    Relation {
+        /// Detector whose duplicate relation is examined.
+        method: String,
         /// A collection directory, a JSONL file or a directory of .txt files.
         path: PathBuf,
         #[command(flatten)]
-        relation: eval::RelationArgs,
+        relation_args: eval::RelationArgs,
     },
     /// Add what the topic's sources deliver anew to a built collection.
     Update(grow::UpdateArgs),
@@ -218,10 +231,19 @@ fn run(cli: &Cli) -> Result<()> {
         }
         Command::Dedup(a) => run_dedup(cli, a),
         Command::Eval(a) => eval::run(a, cli.json, cli.quiet),
-        Command::Stats { path, relation } => match &relation.relation {
-            Some(m) => eval::run_relation(path, m, relation, cli.json),
+        Command::Stats {
+            path,
+            relation,
+            relation_args,
+        } => match relation {
+            Some(m) => eval::run_relation(path, m, relation_args, cli.json),
             None => grow::run_stats(path, cli.json),
         },
+        Command::Relation {
+            method,
+            path,
+            relation_args,
+        } => eval::run_relation(path, method, relation_args, cli.json),
         Command::Update(a) => grow::run_update(a, cli.quiet, cli.json),
         Command::Review(a) => grow::run_review(a, cli.quiet, cli.json),
         Command::Explain(a) => grow::run_explain(a, cli.json),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Output formats of `collect export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// One `<id>.txt` per text in a directory.
     Txt,
@@ -17,18 +17,6 @@ pub enum Format {
     Jsonl,
     /// RFC 4180 CSV with a header, same columns as JSONL.
     Csv,
-}
-
-impl Format {
-    /// Parses a format name.
-    pub fn parse(s: &str) -> Option<Format> {
-        match s {
-            "txt" => Some(Format::Txt),
-            "jsonl" => Some(Format::Jsonl),
-            "csv" => Some(Format::Csv),
-            _ => None,
-        }
-    }
 }
 
 /// One exported text: the columns every format carries.

@@ -71,7 +71,7 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
 }
 
 /// A curator's choice on a contained pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Decision {
     /// Both texts stay.
     KeepBoth,
