@@ -21,9 +21,8 @@ pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
 
 /// Whether an error chain is the input's fault.
 pub fn is_bad_input(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.is::<BadInput>() || c.is::<crate::topic::TopicError>() || c.is::<CollectionExists>()
-    })
+    e.chain()
+        .any(|c| c.is::<BadInput>() || c.is::<TopicError>() || c.is::<CollectionExists>())
 }
 
 /// The collection a build was refused over: it exists and `update` is the way to grow it.
@@ -41,3 +40,31 @@ impl fmt::Display for CollectionExists {
 }
 
 impl std::error::Error for CollectionExists {}
+
+/// A topic file that could not be used, with the place of the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicError {
+    /// The topic file.
+    pub path: std::path::PathBuf,
+    /// 1-based line, when known.
+    pub line: usize,
+    /// 1-based column, when known.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TopicError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.path.display(),
+            self.line,
+            self.column,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for TopicError {}

@@ -1,10 +1,10 @@
 //! Topic files: the curator's description of a collection (YAML).
 
 use crate::acquire::{self, CrawlConfig, WebSourceConfig};
+pub use crate::error::TopicError;
 use crate::filter::FilterSettings;
 use crate::sign::DedupSettings;
 use serde::Deserialize;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A topic file, parsed and checked.
@@ -116,34 +116,6 @@ impl SourceSpec {
         }
     }
 }
-
-/// A topic file that could not be used, with the place of the problem.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TopicError {
-    /// The topic file.
-    pub path: PathBuf,
-    /// 1-based line, when known.
-    pub line: usize,
-    /// 1-based column, when known.
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for TopicError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.path.display(),
-            self.line,
-            self.column,
-            self.message
-        )
-    }
-}
-
-impl std::error::Error for TopicError {}
 
 impl Topic {
     /// Reads, parses and checks a topic file.

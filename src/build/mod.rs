@@ -5,6 +5,7 @@
 //! and compares only the newcomers with the store. Both settle documents with the same
 //! [`settle`]: the dedup engine's pairs and its keep rule, turned into statuses and stored pairs.
 
+pub mod clean_files;
 pub mod ingest;
 pub mod update;
 

@@ -1,10 +1,10 @@
-//! Cleaners: raw bodies → plain text (METHOD.md step 3). One file per kind of input.
+//! Cleaners: raw bodies → plain text (docs/method.md §9.1). One file per kind of input.
 
 pub mod html;
 pub mod text;
 pub mod wikitext;
 
-use crate::readers::Payload;
+use crate::acquire::Payload;
 
 /// A cleaned document: plain text, paragraphs separated by blank lines.
 #[derive(Debug, Clone, PartialEq)]

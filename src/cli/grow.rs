@@ -377,11 +377,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Runs `collect stats`.
 pub fn run_stats(dir: &std::path::Path, json: bool) -> Result<()> {
     let store = review::open_collection(dir)?;
-    let s = crate::collection::stats::stats(&store)?;
+    let s = crate::review::stats::stats(&store)?;
     if json {
         println!("{}", serde_json::to_string(&s)?);
     } else {
-        print!("{}", crate::collection::stats::render(&store, &s)?);
+        print!("{}", crate::review::stats::render(&store, &s)?);
     }
     Ok(())
 }

@@ -1,6 +1,5 @@
 //! The `collect` command line.
 
-pub mod clean;
 pub mod dedup;
 pub mod eval;
 pub mod grow;
@@ -59,7 +58,7 @@ enum Command {
         inputs: Vec<PathBuf>,
         /// Which cleaner: by file name (auto), html or wikitext.
         #[arg(long, value_enum, default_value = "auto")]
-        kind: clean::Kind,
+        kind: crate::build::clean_files::Kind,
         /// Wiki language, for namespace names and section titles.
         #[arg(long, default_value = "en")]
         lang: String,
@@ -223,7 +222,7 @@ fn run(cli: &Cli) -> Result<()> {
             lang,
             out,
         } => {
-            let n = clean::run(inputs, *kind, lang, out.as_deref())?;
+            let n = crate::build::clean_files::run(inputs, *kind, lang, out.as_deref())?;
             if !cli.quiet && out.is_some() {
                 eprintln!("{n} files cleaned");
             }

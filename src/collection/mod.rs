@@ -7,7 +7,6 @@
 
 pub mod export;
 pub mod report;
-pub mod stats;
 pub mod sync;
 
 pub use export::{export_stream, export_txt, Format};

@@ -5,6 +5,7 @@
 //! these functions, so a decision means the same wherever it is taken.
 
 pub mod serve;
+pub mod stats;
 
 use crate::canon::{fold_word, is_word_char, StopWords};
 use crate::collection::{self, ReportTopic};

@@ -1,5 +1,6 @@
-//! `collect clean INPUT...`: the cleaners on files and directories, for curators and for
-//! outside evaluation.
+//! The job behind `collect clean INPUT...`: read files and directories, run the cleaners on
+//! them in parallel, write one `.txt` per input or print the texts (for curators and for
+//! outside evaluation).
 
 use crate::clean::{self, CleanContext};
 use crate::error::bad_input;

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Checks the layering invariants ARCHITECTURE.md states; exits 1 naming each one broken.
+
+Run by .ci/run; also `python3 .ci/layers.py` by hand. Reads src/ only: what a module imports
+is what its `crate::NAME` paths name (comments excluded).
+"""
+import pathlib
+import re
+import sys
+
+SRC = pathlib.Path(__file__).resolve().parent.parent / "src"
+failures = []
+
+
+def code_lines(path):
+    """Lines of a Rust file without `//` comments (doc comments included)."""
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        stripped = line.split("//", 1)[0] if "//" in line and '"' not in line else line
+        if line.lstrip().startswith("//"):
+            continue
+        yield n, stripped
+
+
+def files(*parts):
+    base = SRC.joinpath(*parts)
+    if base.is_file():
+        return [base]
+    if base.with_suffix(".rs").is_file():
+        return [base.with_suffix(".rs")]
+    return sorted(base.rglob("*.rs"))
+
+
+def forbid(where, pattern, why):
+    rx = re.compile(pattern)
+    for f in files(where) if isinstance(where, str) else where:
+        for n, line in code_lines(f):
+            if rx.search(line):
+                failures.append(f"{f.relative_to(SRC.parent)}:{n}: {why}: {line.strip()}")
+
+
+# Top-level modules: src/NAME.rs or src/NAME/.
+modules = sorted(
+    {p.stem for p in SRC.glob("*.rs") if p.stem not in ("lib", "main")}
+    | {p.name for p in SRC.iterdir() if p.is_dir() and p.name != "bin"}
+)
+
+
+def imports(module):
+    names = set()
+    for f in files(module):
+        for _, line in code_lines(f):
+            names.update(re.findall(r"\bcrate::([a-z_]+)", line))
+    return {m for m in names if m in modules and m != module}
+
+
+graph = {m: imports(m) for m in modules}
+
+# 1. No import circles between the top-level modules.
+state = {}
+
+
+def visit(m, stack):
+    state[m] = "open"
+    for d in sorted(graph[m]):
+        if state.get(d) == "open":
+            cycle = stack[stack.index(d):] + [d]
+            failures.append("import circle: " + " -> ".join(cycle))
+        elif d not in state:
+            visit(d, stack + [d])
+    state[m] = "done"
+
+
+for m in modules:
+    if m not in state:
+        visit(m, [m])
+
+# 2. Stated layers (ARCHITECTURE.md, "Invariants").
+allowed = {
+    "acquire": set(),
+    "canon": set(),
+    "clean": {"acquire"},
+    "sign": {"canon"},
+    "dedup": {"sign", "canon", "readers", "error"},
+    "store": {"acquire", "sign", "error"},
+    "testhooks": set(),
+    "error": set(),
+}
+for m, ok in allowed.items():
+    extra = graph.get(m, set()) - ok
+    if extra:
+        failures.append(f"src/{m}: imports {sorted(extra)}; its layer allows only {sorted(ok)}")
+# Nothing but the command line imports cli/; nothing in the pipeline imports the workbench or
+# the demo.
+for m in modules:
+    if m != "cli" and "cli" in graph[m]:
+        failures.append(f"src/{m}: imports cli/, which only main.rs may use")
+    if m not in ("cli", "workbench", "demo") and ({"workbench", "demo"} & graph[m]):
+        failures.append(f"src/{m}: imports the workbench or the demo")
+
+# 3. clean/ and sign/ do no IO.
+io = r"\bstd::(fs|net|process)\b|\bFile::|\brusqlite\b|\breqwest\b|\btokio\b"
+forbid("clean", io, "clean/ does no IO")
+forbid("sign", io, "sign/ does no IO")
+
+# 4. Only store/ speaks SQL.
+for f in SRC.rglob("*.rs"):
+    if "store" not in f.relative_to(SRC).parts[:1]:
+        forbid([f], r"\brusqlite\b|\bconn\.(execute|prepare|query_row)", "only store/ speaks SQL")
+
+# 5. cli/ holds no engine code: it parses flags and prints.
+forbid("cli", r"\brayon::prelude|par_iter|\bCanonicalizer\b|\.sign(_doc)?\(|\bPostings\b|\bfind_pairs\b",
+       "cli/ holds no engine code")
+
+# 6. Stages receive narrow settings: no function needs a long argument list.
+for f in SRC.rglob("*.rs"):
+    forbid([f], r"clippy::too_many_arguments", "a context struct instead of many arguments")
+
+# 7. The collection layout is named once.
+for f in SRC.rglob("*.rs"):
+    if f != SRC / "collection" / "mod.rs":
+        forbid([f], r'"collection\.sqlite', "the store's file name lives in collection/mod.rs")
+
+# 8. The repository stands alone: product files never point at ../shared.
+for p in [SRC.parent / "README.md", SRC.parent / "ARCHITECTURE.md", *SRC.parent.glob("docs/*.md")]:
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if "../shared" in line or "METHOD.md" in line:
+            failures.append(f"{p.relative_to(SRC.parent)}:{n}: points outside the repository")
+for f in SRC.rglob("*.rs"):
+    if f.parent.name != "bin":
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if "../shared" in line or "METHOD.md" in line:
+                failures.append(f"{f.relative_to(SRC.parent)}:{n}: points outside the repository")
+
+if failures:
+    print("layering invariants broken (ARCHITECTURE.md, Invariants):")
+    for f in failures:
+        print("  " + f)
+    sys.exit(1)
+print(f"layering invariants hold ({len(modules)} modules, no circles)")
