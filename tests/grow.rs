@@ -374,7 +374,7 @@ fn update_settles_newcomers_by_the_build_keep_rule() {
     let whole = all.manifest();
     let words = |r: &Value| r["words"].as_u64().unwrap();
     let mut by_words: Vec<&Value> = whole.iter().collect();
-    by_words.sort_by(|x, y| words(y).cmp(&words(x)));
+    by_words.sort_by_key(|r| std::cmp::Reverse(words(r)));
     let file = |r: &Value| -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("examples/texts")
@@ -438,7 +438,7 @@ fn update_settles_newcomers_by_the_build_keep_rule() {
     }
     let outranked_stored = after.iter().any(|r| {
         r["status"] == "duplicate"
-            && before.get(r["locator"].as_str().unwrap()).is_none()
+            && !before.contains_key(r["locator"].as_str().unwrap())
             && id_words[r["duplicate_of"].as_str().unwrap()] < words(r)
     });
     assert!(
