@@ -1,0 +1,337 @@
+//! The flat pre-order arena every later pass loops over, so that deeply
+//! nested input cannot overflow the stack, and the page metadata collected
+//! while it is built.
+
+use super::hints::{class_hint, element_hint};
+use super::jsonld::json_strings_for_key;
+use super::whitespace::count_chars;
+use scraper::{Html, Node};
+
+/// How an element affects text layout and scoring.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Kind {
+    Text,
+    Inline,
+    Link,
+    Br,
+    Block,
+    Para,
+    Heading(u8),
+    ListItem,
+    List,
+    Cell,
+    Row,
+    Table,
+    Pre,
+}
+
+pub(super) struct ANode<'a> {
+    pub(super) parent: u32,
+    /// Exclusive end of this node's subtree in pre-order.
+    pub(super) end: u32,
+    pub(super) kind: Kind,
+    pub(super) text: &'a str,
+    pub(super) el: Option<&'a scraper::node::Element>,
+    pub(super) in_link: bool,
+    /// Tag/role hint: negative for boilerplate, positive for content.
+    pub(super) hint: i8,
+    /// Class/id hint, same scale.
+    pub(super) class_hint: i8,
+    pub(super) removed: bool,
+    /// Non-whitespace characters of text below, before removal.
+    pub(super) raw_chars: u32,
+    /// The same, outside links only.
+    pub(super) raw_text_chars: u32,
+    pub(super) chars: u32,
+    pub(super) link_chars: u32,
+    links: u32,
+}
+
+pub(super) struct Page<'a> {
+    pub(super) nodes: Vec<ANode<'a>>,
+    pub(super) body: u32,
+    pub(super) title_tag: Option<String>,
+    pub(super) og_title: Option<String>,
+    pub(super) site_name: Option<String>,
+    /// Longest `articleBody` found in JSON-LD, as decoded text.
+    pub(super) ld_body: Option<String>,
+    /// `og:description` or `description` meta tag.
+    pub(super) description: Option<String>,
+}
+
+fn tag_kind(name: &str) -> Option<Kind> {
+    Some(match name {
+        "script" | "style" | "template" | "svg" | "math" | "iframe" | "object" | "embed"
+        | "canvas" | "video" | "audio" | "select" | "option" | "button" | "input" | "textarea"
+        | "link" | "meta" | "img" | "picture" | "source" | "map" | "datalist" | "dialog"
+        | "title" | "base" | "track" | "param" => return None,
+        "a" => Kind::Link,
+        "br" | "wbr" => Kind::Br,
+        "p" => Kind::Para,
+        "h1" => Kind::Heading(1),
+        "h2" => Kind::Heading(2),
+        "h3" => Kind::Heading(3),
+        "h4" => Kind::Heading(4),
+        "h5" => Kind::Heading(5),
+        "h6" => Kind::Heading(6),
+        "li" | "dt" | "dd" => Kind::ListItem,
+        "ul" | "ol" | "dl" | "menu" => Kind::List,
+        "td" | "th" => Kind::Cell,
+        "tr" => Kind::Row,
+        "table" => Kind::Table,
+        "pre" | "listing" | "xmp" | "plaintext" => Kind::Pre,
+        "span" | "b" | "i" | "em" | "strong" | "u" | "s" | "strike" | "small" | "big" | "sub"
+        | "sup" | "code" | "kbd" | "samp" | "var" | "tt" | "mark" | "abbr" | "acronym" | "cite"
+        | "dfn" | "q" | "time" | "label" | "font" | "bdi" | "bdo" | "ins" | "del" | "data"
+        | "output" | "meter" | "progress" | "ruby" | "rt" | "rp" | "nobr" | "blink" | "slot" => {
+            Kind::Inline
+        }
+        _ => Kind::Block,
+    })
+}
+
+/// Only markup that is hidden for good counts: content behind `display:none`
+/// is usually a collapsed tab, accordion or "read more" that the reader opens.
+fn is_hidden(el: &scraper::node::Element) -> bool {
+    // React streaming rendering parks the real content in `<div hidden
+    // id="S:0">` until a script moves it into place.
+    // A closed tab panel is content the reader opens with one click.
+    if el.attr("hidden").is_some()
+        && !el.id().is_some_and(|id| id.starts_with("S:"))
+        && el.attr("role") != Some("tabpanel")
+    {
+        return true;
+    }
+    el.attr("class").is_some_and(|class| {
+        class.split_ascii_whitespace().any(|c| {
+            matches!(
+                c,
+                "sr-only"
+                    | "u-srOnly"
+                    | "visually-hidden"
+                    | "visuallyhidden"
+                    | "screen-reader-text"
+            )
+        })
+    })
+}
+
+impl<'a> Page<'a> {
+    pub(super) fn build(doc: &'a Html) -> Page<'a> {
+        let mut page = Page {
+            nodes: Vec::new(),
+            body: 0,
+            title_tag: None,
+            og_title: None,
+            site_name: None,
+            ld_body: None,
+            description: None,
+        };
+        let root = doc.tree.root();
+        page.nodes.push(ANode {
+            parent: 0,
+            end: 0,
+            kind: Kind::Block,
+            text: "",
+            el: None,
+            in_link: false,
+            hint: 0,
+            class_hint: 0,
+            removed: false,
+            raw_chars: 0,
+            raw_text_chars: 0,
+            chars: 0,
+            link_chars: 0,
+            links: 0,
+        });
+        // Arena index of each open DOM ancestor, so `end` can be set on close.
+        let mut stack: Vec<u32> = vec![0];
+        let mut link_depth = 0u32;
+        let mut body_found = false;
+        let mut cur = root.first_child();
+        while let Some(node) = cur {
+            let mut descend = false;
+            match node.value() {
+                Node::Text(t) => {
+                    let parent = *stack.last().unwrap_or(&0);
+                    page.nodes.push(ANode {
+                        parent,
+                        end: page.nodes.len() as u32 + 1,
+                        kind: Kind::Text,
+                        text: t,
+                        el: None,
+                        in_link: link_depth > 0,
+                        hint: 0,
+                        class_hint: 0,
+                        removed: false,
+                        raw_chars: 0,
+                        raw_text_chars: 0,
+                        chars: 0,
+                        link_chars: 0,
+                        links: 0,
+                    });
+                }
+                Node::Element(el) => {
+                    let name = el.name();
+                    match name {
+                        "title" if page.title_tag.is_none() => {
+                            let t: String = node
+                                .children()
+                                .filter_map(|c| c.value().as_text().map(|t| &**t))
+                                .collect();
+                            page.title_tag = Some(t);
+                        }
+                        "meta" => {
+                            let key = el.attr("property").or_else(|| el.attr("name"));
+                            match key.map(|k| k.to_ascii_lowercase()).as_deref() {
+                                Some("og:title") if page.og_title.is_none() => {
+                                    page.og_title = el.attr("content").map(str::to_string);
+                                }
+                                Some("og:site_name") if page.site_name.is_none() => {
+                                    page.site_name = el.attr("content").map(str::to_string);
+                                }
+                                // Sites cut some of these short: keep the longest.
+                                Some("og:description" | "description" | "twitter:description") => {
+                                    if let Some(c) = el.attr("content") {
+                                        if page
+                                            .description
+                                            .as_ref()
+                                            .is_none_or(|d| d.len() < c.len())
+                                        {
+                                            page.description = Some(c.to_string());
+                                        }
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                        "script"
+                            if el.attr("type").is_some_and(|t| {
+                                t.trim().eq_ignore_ascii_case("application/ld+json")
+                            }) =>
+                        {
+                            for c in node.children() {
+                                if let Some(t) = c.value().as_text() {
+                                    for body in json_strings_for_key(t, "\"articleBody\"") {
+                                        let longer = page
+                                            .ld_body
+                                            .as_ref()
+                                            .is_none_or(|b| b.len() < body.len());
+                                        if longer {
+                                            page.ld_body = Some(body);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    if let Some(kind) = tag_kind(name) {
+                        if !is_hidden(el) {
+                            let idx = page.nodes.len() as u32;
+                            let parent = *stack.last().unwrap_or(&0);
+                            if name == "body" && !body_found {
+                                body_found = true;
+                                page.body = idx;
+                            }
+                            page.nodes.push(ANode {
+                                parent,
+                                end: idx + 1,
+                                kind,
+                                text: "",
+                                el: Some(el),
+                                in_link: false,
+                                hint: element_hint(name, el),
+                                class_hint: class_hint(name, el),
+                                removed: false,
+                                raw_chars: 0,
+                                raw_text_chars: 0,
+                                chars: 0,
+                                link_chars: 0,
+                                links: 0,
+                            });
+                            if node.has_children() {
+                                stack.push(idx);
+                                if kind == Kind::Link {
+                                    link_depth += 1;
+                                }
+                                descend = true;
+                            }
+                        }
+                    }
+                }
+                Node::Document | Node::Fragment => descend = node.has_children(),
+                _ => {}
+            }
+            if descend {
+                if matches!(node.value(), Node::Document | Node::Fragment) {
+                    stack.push(*stack.last().unwrap_or(&0));
+                }
+                cur = node.first_child();
+                continue;
+            }
+            // Climb until a next sibling exists, closing the elements left behind.
+            let mut n = node;
+            loop {
+                if let Some(s) = n.next_sibling() {
+                    cur = Some(s);
+                    break;
+                }
+                match n.parent() {
+                    Some(p) if p.id() != root.id() => {
+                        if let Some(idx) = stack.pop() {
+                            let end = page.nodes.len() as u32;
+                            page.nodes[idx as usize].end = end;
+                            if page.nodes[idx as usize].kind == Kind::Link {
+                                link_depth = link_depth.saturating_sub(1);
+                            }
+                        }
+                        n = p;
+                    }
+                    _ => {
+                        cur = None;
+                        break;
+                    }
+                }
+            }
+        }
+        let len = page.nodes.len() as u32;
+        page.nodes[0].end = len;
+        for idx in stack {
+            let n = &mut page.nodes[idx as usize];
+            n.end = n.end.max(len);
+        }
+        page
+    }
+
+    /// Sums text sizes bottom-up; removed subtrees count as empty.
+    pub(super) fn compute_sizes(&mut self) {
+        for n in self.nodes.iter_mut() {
+            n.chars = 0;
+            n.link_chars = 0;
+            n.links = 0;
+        }
+        for i in (1..self.nodes.len()).rev() {
+            let (chars, link_chars, links, removed, parent) = {
+                let n = &mut self.nodes[i];
+                if n.kind == Kind::Text && !n.removed {
+                    n.chars = count_chars(n.text);
+                    if n.in_link {
+                        n.link_chars = n.chars;
+                    }
+                }
+                if n.kind == Kind::Link && !n.removed {
+                    n.links += 1;
+                }
+                (n.chars, n.link_chars, n.links, n.removed, n.parent)
+            };
+            if removed {
+                continue;
+            }
+            let p = &mut self.nodes[parent as usize];
+            p.chars += chars;
+            p.link_chars += link_chars;
+            p.links += links;
+        }
+    }
+}

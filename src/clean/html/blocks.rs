@@ -1,0 +1,173 @@
+//! The visible text cut into blocks at block-element boundaries, each with
+//! the link characters that its weight is judged by.
+
+use super::arena::{ANode, Kind, Page};
+use super::whitespace::{count_chars, is_invisible};
+
+/// Class of a block of text for the output layout.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum BlockKind {
+    Para,
+    Heading(u8),
+    ListItem,
+    Cell,
+    Pre,
+}
+
+pub(super) struct Block {
+    pub(super) text: String,
+    pub(super) owner: u32,
+    pub(super) kind: BlockKind,
+    pub(super) chars: u32,
+    pub(super) link_chars: u32,
+    pub(super) long_link_chars: u32,
+}
+
+/// Links with at least this many characters read like titles, not menu entries.
+const LONG_LINK: u32 = 30;
+
+impl Page<'_> {
+    /// Cuts the visible text into blocks at block-element boundaries.
+    pub(super) fn blocks(&self) -> Vec<Block> {
+        let mut blocks = Vec::new();
+        let mut open: Vec<u32> = Vec::new();
+        let mut pre_depth = 0u32;
+        let mut cur = String::new();
+        let mut cur_owner = self.body;
+        // Link characters so far in the current block: all, and those in
+        // links long enough to be titles rather than menu entries.
+        let mut cur_link = (0u32, 0u32);
+        let mut pending_space = false;
+        // Adjacent links are usually laid out apart by CSS, so words meeting at
+        // a link edge are kept apart (but no space is put before punctuation).
+        let mut soft_space = false;
+        let mut link_end = 0u32;
+        let start = self.body as usize;
+        let end = self.nodes[start].end as usize;
+        let mut i = start;
+        let flush = |cur: &mut String,
+                     cur_owner: u32,
+                     cur_link: &mut (u32, u32),
+                     blocks: &mut Vec<Block>,
+                     nodes: &Vec<ANode>| {
+            let t = cur.trim();
+            if !t.is_empty() {
+                let kind = match nodes[cur_owner as usize].kind {
+                    Kind::Heading(l) => BlockKind::Heading(l),
+                    Kind::ListItem => BlockKind::ListItem,
+                    Kind::Cell => BlockKind::Cell,
+                    Kind::Pre => BlockKind::Pre,
+                    _ => BlockKind::Para,
+                };
+                let chars = count_chars(t);
+                blocks.push(Block {
+                    text: t.to_string(),
+                    owner: cur_owner,
+                    kind,
+                    chars,
+                    link_chars: cur_link.0.min(chars),
+                    // A long link cut by a block element inside it was
+                    // credited in full when it opened.
+                    long_link_chars: cur_link.1.min(cur_link.0).min(chars),
+                });
+            }
+            cur.clear();
+            *cur_link = (0, 0);
+        };
+        while i < end {
+            while let Some(&top) = open.last() {
+                if i as u32 >= self.nodes[top as usize].end {
+                    open.pop();
+                    if self.nodes[top as usize].kind == Kind::Pre {
+                        pre_depth -= 1;
+                    }
+                    flush(&mut cur, cur_owner, &mut cur_link, &mut blocks, &self.nodes);
+                    pending_space = false;
+                    cur_owner = open.last().copied().unwrap_or(self.body);
+                } else {
+                    break;
+                }
+            }
+            if link_end != 0 && i as u32 >= link_end {
+                link_end = 0;
+                soft_space = true;
+            }
+            let n = &self.nodes[i];
+            if n.removed {
+                i = n.end.max(i as u32 + 1) as usize;
+                continue;
+            }
+            match n.kind {
+                Kind::Text => {
+                    if pre_depth > 0 {
+                        for c in n.text.chars() {
+                            if is_invisible(c) {
+                                continue;
+                            }
+                            cur.push(if c == '\u{a0}' { ' ' } else { c });
+                        }
+                    } else {
+                        for c in n.text.chars() {
+                            if is_invisible(c) {
+                                continue;
+                            }
+                            if c.is_whitespace() {
+                                pending_space = true;
+                            } else {
+                                let space = if pending_space {
+                                    !cur.is_empty() && !cur.ends_with('\n')
+                                } else {
+                                    soft_space
+                                        && c.is_alphanumeric()
+                                        && cur
+                                            .chars()
+                                            .next_back()
+                                            .is_some_and(char::is_alphanumeric)
+                                };
+                                if space {
+                                    cur.push(' ');
+                                }
+                                pending_space = false;
+                                soft_space = false;
+                                cur.push(c);
+                            }
+                        }
+                    }
+                    if n.in_link {
+                        cur_link.0 += n.chars;
+                    }
+                }
+                Kind::Br => {
+                    if !cur.is_empty() && !cur.ends_with('\n') {
+                        cur.push('\n');
+                    }
+                    pending_space = false;
+                }
+                Kind::Link => {
+                    soft_space = true;
+                    if link_end == 0 {
+                        link_end = n.end;
+                    }
+                    if n.chars >= LONG_LINK {
+                        cur_link.1 += n.chars;
+                    }
+                }
+                Kind::Inline => {}
+                _ => {
+                    flush(&mut cur, cur_owner, &mut cur_link, &mut blocks, &self.nodes);
+                    pending_space = false;
+                    if n.end > i as u32 + 1 {
+                        open.push(i as u32);
+                        if n.kind == Kind::Pre {
+                            pre_depth += 1;
+                        }
+                        cur_owner = i as u32;
+                    }
+                }
+            }
+            i += 1;
+        }
+        flush(&mut cur, cur_owner, &mut cur_link, &mut blocks, &self.nodes);
+        blocks
+    }
+}

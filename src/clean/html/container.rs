@@ -1,0 +1,250 @@
+//! The main content container: block weights, the first guess and its
+//! widening, link-heavy subtrees pruned inside it, and its text assembled
+//! without the title heading and repeated quotes.
+
+use super::arena::{Kind, Page};
+use super::blocks::{Block, BlockKind};
+use super::whitespace::normalize_space;
+
+/// Block weight: non-link characters count for the block, characters in
+/// short (menu-like) links against it, and every block pays a fixed cost so
+/// that runs of tiny fragments (menus, button rows, meta lines) score low.
+const SHORT_LINK_PENALTY: f32 = 1.0;
+const BLOCK_COST: f32 = 25.0;
+/// Share of the page's non-link text the chosen container must hold.
+const MIN_TEXT_SHARE: f32 = 0.45;
+/// How far up to look for a run of same-markup siblings, and how much more
+/// content the run must hold than the winner alone.
+const CLUSTER_CLIMB: usize = 7;
+const CLUSTER_GAIN: f32 = 1.5;
+/// Climb to the parent while it keeps this share of the score and adds this
+/// factor of positive weight.
+const EXPAND_KEEP: f32 = 0.6;
+const EXPAND_GAIN: f32 = 1.3;
+const PRUNE_SCORE: f32 = -80.0;
+const PRUNE_LINK_DENSITY: f32 = 0.4;
+/// Lines at least this long that a quote repeats are dropped from it.
+const QUOTE_MIN_WORDS: usize = 5;
+/// Characters above the title heading that may be dropped as page furniture.
+const MAX_ABOVE_TITLE: u32 = 400;
+
+impl Page<'_> {
+    fn block_weight(b: &Block) -> f32 {
+        let short_link = b.link_chars.saturating_sub(b.long_link_chars) as f32;
+        let text = b.chars.saturating_sub(b.link_chars) as f32;
+        text - SHORT_LINK_PENALTY * short_link - BLOCK_COST
+    }
+
+    /// Picks the element whose subtree has the largest total block weight.
+    fn choose_container(&self, blocks: &[Block]) -> (usize, Vec<f32>) {
+        let mut score = vec![0f32; self.nodes.len()];
+        let mut positive = vec![0f32; self.nodes.len()];
+        for b in blocks {
+            let w = Self::block_weight(b);
+            score[b.owner as usize] += w;
+            positive[b.owner as usize] += w.max(0.0);
+        }
+        let body = self.body as usize;
+        for i in (body + 1..self.nodes.len()).rev() {
+            let p = self.nodes[i].parent as usize;
+            score[p] += score[i];
+            positive[p] += positive[i];
+        }
+        let mut best = body;
+        let body_end = self.nodes[body].end as usize;
+        for i in body..body_end {
+            if self.nodes[i].kind != Kind::Text && score[i] > score[best] {
+                best = i;
+            }
+        }
+        if score[best] < 100.0 {
+            best = body;
+        }
+        // A table of contents or a link list between sections can make one
+        // section outscore the whole text; climb while an ancestor brings
+        // much more content for little extra boilerplate.
+        while best != body {
+            let p = self.nodes[best].parent as usize;
+            if score[p] >= EXPAND_KEEP * score[best] && positive[p] >= EXPAND_GAIN * positive[best]
+            {
+                best = p;
+            } else {
+                break;
+            }
+        }
+        // Landing and product pages are many small sections, none of which
+        // wins clearly: take the smallest ancestor holding enough of the text.
+        let own_text =
+            |i: usize| self.nodes[i].chars.saturating_sub(self.nodes[i].link_chars) as f32;
+        while best != body && own_text(best) < MIN_TEXT_SHARE * own_text(body) {
+            best = self.nodes[best].parent as usize;
+        }
+        // Forum posts, reviews and listing cards come as runs of siblings
+        // with the same markup; when the winner is one of them, take them all.
+        let mut x = best;
+        for _ in 0..CLUSTER_CLIMB {
+            if x == body {
+                break;
+            }
+            let p = self.nodes[x].parent as usize;
+            let sig = self.signature(x);
+            let (mut same, mut same_positive) = (0, 0.0);
+            let mut c = p + 1;
+            while c < self.nodes[p].end as usize {
+                if self.signature(c) == sig {
+                    same += 1;
+                    same_positive += positive[c];
+                }
+                c = (self.nodes[c].end as usize).max(c + 1);
+            }
+            if same >= 2 && same_positive >= CLUSTER_GAIN * positive[x] && score[p] > 0.0 {
+                best = p;
+                break;
+            }
+            x = p;
+        }
+        (best, score)
+    }
+
+    /// Tag name and first class, the part of markup that repeats across posts or cards.
+    fn signature(&self, i: usize) -> Option<(&str, &str)> {
+        let el = self.nodes[i].el?;
+        let class = el.attr("class").unwrap_or("");
+        Some((
+            el.name(),
+            class.split_ascii_whitespace().next().unwrap_or(""),
+        ))
+    }
+
+    pub(super) fn main_text(&self, blocks: &[Block], title: Option<&str>) -> String {
+        if blocks.is_empty() {
+            return String::new();
+        }
+        let (best, score) = self.choose_container(blocks);
+        let (lo, hi) = (best as u32, self.nodes[best].end);
+        // Link-heavy parts with a clearly negative weight inside the container
+        // are menus, tag clouds or "related" lists that the class hints missed.
+        let mut dropped = vec![false; self.nodes.len()];
+        let c = &self.nodes[best];
+        let container_density = c.link_chars as f32 / c.chars.max(1) as f32;
+        let density_limit = PRUNE_LINK_DENSITY.max(2.0 * container_density);
+        let mut i = best + 1;
+        while i < hi as usize {
+            let n = &self.nodes[i];
+            if n.kind != Kind::Text
+                && score[i] < PRUNE_SCORE
+                && n.link_chars as f32 > density_limit * n.chars as f32
+            {
+                for d in &mut dropped[i..n.end as usize] {
+                    *d = true;
+                }
+                i = n.end as usize;
+            } else {
+                i += 1;
+            }
+        }
+        let mut out = String::new();
+        let mut prev: Option<BlockKind> = None;
+        let chosen: Vec<&Block> = blocks
+            .iter()
+            .filter(|b| b.owner >= lo && b.owner < hi && !dropped[b.owner as usize])
+            .collect();
+        // The title heading is kept as `title`, not in the text; short lines
+        // above it (breadcrumbs, category, date) are page furniture too.
+        let heading = title.and_then(|t| {
+            chosen
+                .iter()
+                .position(|b| b.kind == BlockKind::Heading(1) && same_text(&b.text, t))
+        });
+        let skip = match heading {
+            Some(k) => {
+                let before: u32 = chosen[..k].iter().map(|b| b.chars).sum();
+                let total: u32 = chosen.iter().map(|b| b.chars).sum();
+                if before <= MAX_ABOVE_TITLE && before * 5 <= total {
+                    k + 1
+                } else {
+                    0
+                }
+            }
+            None => 0,
+        };
+        let mut seen_lines: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut current_quote: Option<(usize, bool)> = None;
+        for (idx, b) in chosen.iter().enumerate().skip(skip) {
+            if Some(idx) == heading {
+                continue;
+            }
+            // A quote of an earlier post repeats its text: keep the original
+            // only, and when nothing of the quote is new, drop its
+            // attribution line ("X said:") with it.
+            let quote = self.quote_of(b.owner as usize, best);
+            if quote.is_some() && quote != current_quote.map(|(q, _)| q) {
+                let substantial: Vec<String> = chosen[idx..]
+                    .iter()
+                    .take_while(|c| self.quote_of(c.owner as usize, best) == quote)
+                    .flat_map(|c| c.text.lines())
+                    .filter(|l| l.split_whitespace().nth(QUOTE_MIN_WORDS - 1).is_some())
+                    .map(normalize_space)
+                    .collect();
+                let repeated =
+                    !substantial.is_empty() && substantial.iter().all(|l| seen_lines.contains(l));
+                current_quote = quote.map(|q| (q, repeated));
+            }
+            if quote.is_some() && current_quote.is_some_and(|(_, repeated)| repeated) {
+                continue;
+            }
+            let text = if quote.is_some() {
+                let fresh: Vec<&str> = b
+                    .text
+                    .lines()
+                    .filter(|l| !seen_lines.contains(&normalize_space(l)))
+                    .collect();
+                if fresh.iter().all(|l| l.trim().is_empty()) {
+                    continue;
+                }
+                std::borrow::Cow::Owned(fresh.join("\n"))
+            } else {
+                std::borrow::Cow::Borrowed(b.text.as_str())
+            };
+            for l in text.lines() {
+                if l.split_whitespace().nth(QUOTE_MIN_WORDS - 1).is_some() {
+                    seen_lines.insert(normalize_space(l));
+                }
+            }
+            if let Some(p) = prev {
+                let tight = matches!(
+                    (p, b.kind),
+                    (BlockKind::ListItem, BlockKind::ListItem) | (BlockKind::Cell, BlockKind::Cell)
+                );
+                out.push_str(if tight { "\n" } else { "\n\n" });
+            }
+            out.push_str(&text);
+            prev = Some(b.kind);
+        }
+        out
+    }
+
+    /// The outermost `<blockquote>` below the container that holds a block.
+    fn quote_of(&self, owner: usize, container: usize) -> Option<usize> {
+        let mut quote = None;
+        let mut i = owner;
+        while i > container {
+            if self.nodes[i].el.is_some_and(|el| el.name() == "blockquote") {
+                quote = Some(i);
+            }
+            i = self.nodes[i].parent as usize;
+        }
+        quote
+    }
+}
+
+fn same_text(a: &str, b: &str) -> bool {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let (a, b) = (norm(a), norm(b));
+    !a.is_empty() && (a == b || b.starts_with(&a) || a.starts_with(&b))
+}

@@ -1,0 +1,281 @@
+//! What the markup says about itself: tag, ARIA role, microdata and
+//! class/id words scored as boilerplate or content hints, and the pass that
+//! removes hinted subtrees from the arena.
+
+use super::arena::Page;
+
+/// Hint values: a hard hint removes the subtree, a weak one only if it is small.
+pub(super) const HINT_HARD: i8 = -3;
+pub(super) const HINT_WEAK: i8 = -2;
+/// Layout names ("widget", "header"): weak, and void inside named content.
+pub(super) const HINT_LAYOUT: i8 = -1;
+pub(super) const HINT_COMMENTS: i8 = -4;
+/// Text that must remain outside a comments section for it to be removed.
+const MIN_TEXT_BESIDE_COMMENTS: u32 = 1000;
+pub(super) const HINT_CONTENT: i8 = 1;
+/// A hard-hinted element holding more of the page than this is a page
+/// wrapper with an unlucky class name, not a comments section or sidebar.
+const HARD_WRAPPER_SHARE: f32 = 0.6;
+
+const NEG_WORDS: &[&str] = &[
+    "nav",
+    "navbar",
+    "navigation",
+    "menu",
+    "menubar",
+    "submenu",
+    "megamenu",
+    "footer",
+    "masthead",
+    "breadcrumb",
+    "breadcrumbs",
+    "crumbs",
+    "cookie",
+    "cookies",
+    "consent",
+    "gdpr",
+    "share",
+    "sharing",
+    "sharebar",
+    "social",
+    "newsletter",
+    "subscribe",
+    "subscription",
+    "signup",
+    "ad",
+    "ads",
+    "advert",
+    "advertisement",
+    "adsense",
+    "sponsor",
+    "sponsored",
+    "promo",
+    "popup",
+    "dialog",
+    "drawer",
+    "offcanvas",
+    "flyout",
+    "overlay",
+    "lightbox",
+    "userextras",
+    "userinfo",
+    "usertitle",
+    "userbanner",
+    "expandlink",
+    "vote",
+    "votes",
+    "voting",
+    "votecell",
+    "nojsonly",
+    "browserwarning",
+    "jswarning",
+    "signature",
+    "badgecount",
+    "tooltip",
+    "modal",
+    "sidebar",
+    "related",
+    "recommended",
+    "recommendations",
+    "pagination",
+    "pager",
+    "toolbar",
+    "caption",
+    "figcaption",
+    "outbrain",
+    "taboola",
+    "tagcloud",
+    "login",
+    "signin",
+    "legal",
+    "disclaimer",
+    "copyright",
+];
+
+/// Reader comments: removed even when they fill most of the page, as long as
+/// enough other text remains (on forums they are all there is).
+const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "disqus", "respond"];
+
+const WEAK_WORDS: &[&str] = &["tags", "byline", "author", "rating", "print"];
+
+/// Page-builder layout names: boilerplate around the content, but inside
+/// an element named as content they are just its sections.
+const LAYOUT_WORDS: &[&str] = &["widget", "widgets", "header", "banner"];
+
+const POS_WORDS: &[&str] = &[
+    "content",
+    "article",
+    "articlebody",
+    "post",
+    "entry",
+    "main",
+    "body",
+    "story",
+    "text",
+    "blog",
+    "prose",
+    "markdown",
+    "thread",
+    "topic",
+    "message",
+    "richtext",
+];
+
+/// Scores one class name or id. Compound names are judged by their last
+/// known word, as in English compounds: "post-footer" is a footer, while
+/// "widget-theme-post-content" is content.
+pub(super) fn name_hint(name: &str) -> i8 {
+    let lower = name.to_ascii_lowercase();
+    // Profile boxes beside forum posts (join date, post count, badges).
+    if lower.contains("user-info") || lower.contains("user-details") {
+        return HINT_HARD;
+    }
+    let mut last_neg: Option<usize> = None;
+    let mut last_pos: Option<usize> = None;
+    let mut weak = false;
+    let mut layout = false;
+    let mut hard = false;
+    let mut comments = false;
+    let mut prev = "";
+    for (i, w) in lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .enumerate()
+    {
+        let comment_list =
+            matches!(prev, "comment" | "comments") && matches!(w, "list" | "section" | "area");
+        prev = w;
+        if COMMENT_WORDS.contains(&w) || comment_list {
+            comments = true;
+            last_neg = Some(i);
+        } else if WEAK_WORDS.contains(&w) {
+            weak = true;
+            last_neg = Some(i);
+        } else if LAYOUT_WORDS.contains(&w) {
+            layout = true;
+            last_neg = Some(i);
+        } else if NEG_WORDS.contains(&w)
+            || w.starts_with("cookie")
+            || w.starts_with("newsletter")
+            || w.starts_with("breadcrumb")
+            || w.starts_with("sidebar")
+            || w.starts_with("share")
+            || w.starts_with("social")
+            || w.starts_with("advert")
+            || w.starts_with("footer")
+            || w.starts_with("navbar")
+            || w.starts_with("related")
+        {
+            hard = true;
+            last_neg = Some(i);
+        } else if POS_WORDS.contains(&w) {
+            last_pos = Some(i);
+        }
+    }
+    match (last_neg, last_pos) {
+        (Some(n), Some(p)) if p > n => HINT_CONTENT,
+        (Some(_), _) if comments => HINT_COMMENTS,
+        (Some(_), _) if weak => HINT_WEAK,
+        (Some(_), _) if layout && !hard => HINT_LAYOUT,
+        (Some(_), _) => HINT_HARD,
+        (None, Some(_)) => HINT_CONTENT,
+        (None, None) => 0,
+    }
+}
+
+/// Hint from the tag name, ARIA role and microdata: structural and reliable.
+pub(super) fn element_hint(name: &str, el: &scraper::node::Element) -> i8 {
+    match name {
+        "nav" | "aside" | "footer" | "menu" | "figcaption" | "head" => return HINT_HARD,
+        // Forms hold search boxes, buy boxes and sign-up widgets; a form
+        // around the whole page is caught by the wrapper-share check (a low share, as forums wrap posts in moderation forms).
+        "form" | "fieldset" => return HINT_WEAK,
+        "header" => return HINT_WEAK,
+        "article" | "main" => return HINT_CONTENT,
+        _ => {}
+    }
+    if let Some(role) = el.attr("role") {
+        match role.trim().to_ascii_lowercase().as_str() {
+            "navigation" | "banner" | "contentinfo" | "complementary" | "menu" | "menubar"
+            | "search" | "dialog" | "alertdialog" | "alert" | "tablist" => return HINT_HARD,
+            "main" | "article" => return HINT_CONTENT,
+            _ => {}
+        }
+    }
+    if let Some(prop) = el.attr("itemprop") {
+        if prop.eq_ignore_ascii_case("articlebody") || prop.eq_ignore_ascii_case("text") {
+            return HINT_CONTENT;
+        }
+    }
+    0
+}
+
+/// Hint from class names and id: a content-like name anywhere wins, because
+/// page builders put generic names ("widget", "section") on every element.
+pub(super) fn class_hint(name: &str, el: &scraper::node::Element) -> i8 {
+    if matches!(name, "html" | "body") {
+        return 0;
+    }
+    let mut hint = 0i8;
+    let names = el
+        .attr("class")
+        .into_iter()
+        .flat_map(|c| c.split_ascii_whitespace())
+        .chain(el.attr("id"));
+    for n in names {
+        let h = name_hint(n);
+        if h == HINT_CONTENT {
+            return HINT_CONTENT;
+        }
+        hint = hint.min(h);
+    }
+    hint
+}
+
+impl Page<'_> {
+    pub(super) fn mark_boilerplate(&mut self, use_class: bool) {
+        // Raw sizes decide whether a hinted element is really a page wrapper
+        // (e.g. `<div class="has-sidebar">` around everything).
+        for n in self.nodes.iter_mut() {
+            n.removed = false;
+        }
+        self.compute_sizes();
+        for n in self.nodes.iter_mut() {
+            n.raw_chars = n.chars;
+            n.raw_text_chars = n.chars.saturating_sub(n.link_chars);
+        }
+        let body_text = self.nodes[self.body as usize].raw_text_chars;
+        let body_chars = self.nodes[self.body as usize].raw_chars.max(1);
+        let mut in_content = vec![false; self.nodes.len()];
+        for i in 1..self.nodes.len() {
+            let parent = self.nodes[i].parent as usize;
+            if self.nodes[parent].removed {
+                self.nodes[i].removed = true;
+                continue;
+            }
+            let n = &self.nodes[i];
+            let share = n.raw_chars as f32 / body_chars as f32;
+            let hint = match (use_class, n.hint) {
+                (true, 0) => n.class_hint,
+                (false, HINT_WEAK) => 0,
+                (_, h) => h,
+            };
+            in_content[i] = in_content[parent] || (hint == HINT_CONTENT && share < 0.9);
+            let remove = match hint {
+                HINT_HARD => share < HARD_WRAPPER_SHARE,
+                HINT_WEAK => share < 0.3,
+                HINT_LAYOUT => share < 0.3 && !in_content[parent],
+                HINT_COMMENTS => {
+                    // Menus beside a forum's posts are links, an article's text is not.
+                    let beside = body_text - n.raw_text_chars.min(body_text);
+                    share < HARD_WRAPPER_SHARE
+                        || (beside >= MIN_TEXT_BESIDE_COMMENTS && beside * 6 >= n.raw_text_chars)
+                }
+                _ => false,
+            };
+            if remove {
+                self.nodes[i].removed = true;
+            }
+        }
+    }
+}

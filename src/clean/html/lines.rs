@@ -1,0 +1,190 @@
+//! Filters over the finished text's lines and paragraphs: page furniture
+//! that survives container choice because it sits inside the content.
+
+/// A line that is only a counter ("44 reactions", "7 min read", "1.2k views"):
+/// engagement and reading-time widgets, not text.
+pub(super) fn is_counter_line(line: &str) -> bool {
+    const UNITS: &[&str] = &[
+        "comment",
+        "comments",
+        "reaction",
+        "reactions",
+        "like",
+        "likes",
+        "min read",
+        "minute read",
+        "minutes read",
+        "view",
+        "views",
+        "reply",
+        "replies",
+        "share",
+        "shares",
+        "vote",
+        "votes",
+        "answer",
+        "answers",
+    ];
+    let line = line.trim();
+    let num_end = line
+        .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+        .unwrap_or(line.len());
+    if num_end == 0 || !line.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let rest = line[num_end..].trim_start();
+    let rest = rest
+        .strip_prefix(['k', 'K', 'm', 'M'])
+        .filter(|r| r.starts_with(char::is_whitespace))
+        .unwrap_or(rest);
+    if rest.len() == line[num_end..].len() {
+        // No space between the number and the unit: "7min" is not a counter line here.
+        return false;
+    }
+    let unit = rest.trim();
+    unit.len() <= 14 && UNITS.iter().any(|u| u.eq_ignore_ascii_case(unit))
+}
+
+/// A line that is only a control's label ("Read more", "Sponsored",
+/// "Permalink"): buttons and links of the page's furniture, not text.
+pub(super) fn is_control_line(line: &str) -> bool {
+    const LABELS: &[&str] = &[
+        "read more",
+        "continue reading",
+        "read full article",
+        "sponsored",
+        "advertisement",
+        "permalink",
+        "loading",
+        "embed",
+        "reply with quote",
+        "buy now",
+        "book now",
+        "shop now",
+        "add to cart",
+        "get a quote",
+        "apply now",
+        "subscribe",
+        "see all",
+        "share this post",
+        "like this",
+        "like loading",
+    ];
+    let label = line.trim().trim_end_matches(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '.' | '…' | '»' | '›' | '>' | ':' | '\u{2190}'..='\u{21ff}'
+            )
+    });
+    label.len() <= 20 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
+}
+
+/// A forum poster's statistics ("Posts: 7", "Joined: Sep 2019"), printed
+/// beside every post.
+fn is_member_stat_line(line: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "posts",
+        "messages",
+        "joined",
+        "reputation",
+        "reaction score",
+        "likes received",
+        "member since",
+        "threads",
+    ];
+    let Some((key, value)) = line.trim().split_once(':') else {
+        return false;
+    };
+    let value = value.trim();
+    !value.is_empty()
+        && value.len() <= 20
+        && value.split_whitespace().count() <= 3
+        && value.chars().any(|c| c.is_ascii_digit())
+        && KEYS.iter().any(|k| k.eq_ignore_ascii_case(key.trim()))
+}
+
+/// Template placeholder text ("Lorem ipsum ..."), left in unused page
+/// templates: never anybody's text.
+fn is_placeholder_line(line: &str) -> bool {
+    let start = line.trim_start();
+    start.len() >= 11 && start.as_bytes()[..11].eq_ignore_ascii_case(b"lorem ipsum")
+}
+
+pub(super) fn is_furniture_line(line: &str) -> bool {
+    is_counter_line(line)
+        || is_control_line(line)
+        || is_member_stat_line(line)
+        || is_placeholder_line(line)
+}
+
+/// Drops the lines that are page furniture (counters, control labels, member
+/// statistics, placeholders), and paragraphs left empty by that.
+pub(super) fn drop_furniture_lines(text: String) -> String {
+    if !text.lines().any(is_furniture_line) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for para in text.split("\n\n") {
+        let mut kept = String::new();
+        for line in para.split('\n').filter(|l| !is_furniture_line(l)) {
+            if !kept.is_empty() {
+                kept.push('\n');
+            }
+            kept.push_str(line);
+        }
+        if !kept.trim().is_empty() {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&kept);
+        }
+    }
+    out
+}
+
+/// Consecutive paragraphs repeated verbatim (carousels and tabs rendered
+/// twice, mobile and desktop copies of a block): a run of `RUN` paragraphs
+/// seen before, with at least `RUN_MIN_WORDS` words, is dropped. Single
+/// repeated lines are kept, as listings repeat them legitimately.
+pub(super) fn drop_repeated_runs(text: String) -> String {
+    const RUN: usize = 3;
+    const RUN_MIN_WORDS: usize = 10;
+    let paras: Vec<&str> = text.split("\n\n").collect();
+    if paras.len() < 2 * RUN {
+        return text;
+    }
+    let keys: Vec<&str> = paras.iter().map(|p| p.trim()).collect();
+    let mut drop = vec![false; paras.len()];
+    let mut first: std::collections::HashMap<&[&str], usize> = std::collections::HashMap::new();
+    for i in 0..=keys.len() - RUN {
+        let run = &keys[i..i + RUN];
+        match first.get(run) {
+            Some(&j)
+                if j + RUN <= i
+                    && run
+                        .iter()
+                        .map(|p| p.split_whitespace().count())
+                        .sum::<usize>()
+                        >= RUN_MIN_WORDS =>
+            {
+                drop[i..i + RUN].iter_mut().for_each(|d| *d = true);
+            }
+            Some(_) => {}
+            None => {
+                first.insert(run, i);
+            }
+        }
+    }
+    if !drop.contains(&true) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (p, _) in paras.iter().zip(&drop).filter(|(_, d)| !**d) {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(p);
+    }
+    out
+}

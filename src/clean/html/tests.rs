@@ -1,0 +1,415 @@
+use super::hints::{name_hint, HINT_COMMENTS, HINT_CONTENT, HINT_HARD, HINT_LAYOUT, HINT_WEAK};
+use super::jsonld::json_strings_for_key;
+use super::lines::{is_control_line, is_counter_line, is_furniture_line};
+use super::*;
+use std::time::{Duration, Instant};
+
+/// Asserts which lines a line filter takes and which it leaves.
+fn check_lines(filter: fn(&str) -> bool, taken: &[&str], left: &[&str]) {
+    for l in taken {
+        assert!(filter(l), "should be taken: {l}");
+    }
+    for l in left {
+        assert!(!filter(l), "should be left: {l}");
+    }
+}
+
+#[test]
+fn counter_lines_dropped() {
+    check_lines(
+        is_counter_line,
+        &[
+            "44 reactions",
+            "27 comments",
+            "7 min read",
+            "1.2k views",
+            "3 K likes",
+            "1 reply",
+        ],
+        &[
+            "2024 comments on the bill were filed",
+            "44",
+            "reactions",
+            "7min read",
+            "10 answers to life",
+        ],
+    );
+    let t = "Title\n\n27 comments\n\nBody line\n3 likes\nmore";
+    assert_eq!(
+        drop_furniture_lines(t.to_string()),
+        "Title\n\nBody line\nmore"
+    );
+}
+
+#[test]
+fn control_labels_dropped_as_lone_lines_only() {
+    check_lines(
+        is_control_line,
+        &[
+            "Read more",
+            "Read more »",
+            "SPONSORED",
+            "Permalink",
+            "Continue reading…",
+        ],
+        &[
+            "Read more about the harbour",
+            "Loading docks",
+            "Sponsored by the city",
+        ],
+    );
+    let t = "First paragraph.\nRead more\n\nSponsored\n\nRead more books, said the author.";
+    assert_eq!(
+        drop_furniture_lines(t.to_string()),
+        "First paragraph.\n\nRead more books, said the author."
+    );
+}
+
+#[test]
+fn member_stats_and_placeholders_dropped() {
+    check_lines(
+        is_furniture_line,
+        &[
+            "Posts: 7",
+            "Joined: Sep 2019",
+            "Reaction score: 1,204",
+            "READ MORE ↓",
+            "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+        ],
+        &[
+            "Posts: the ones I wrote last winter about the harbour",
+            "Joined: never",
+            "The lorem ipsum text is a scrambled passage of Cicero.",
+        ],
+    );
+}
+
+#[test]
+fn repeated_runs_of_paragraphs_dropped_single_lines_kept() {
+    let t = "Intro words here.\n\nFast delivery on all items\n\nSave money every single day\n\nLove it or get your money back\n\nPrice\n\nFast delivery on all items\n\nSave money every single day\n\nLove it or get your money back\n\nPrice\n\nEnd.";
+    let out = drop_repeated_runs(t.to_string());
+    assert_eq!(out.matches("Fast delivery").count(), 1, "{out}");
+    assert_eq!(out.matches("Price").count(), 1, "{out}");
+    assert!(out.ends_with("End."));
+    let list = "A\n\nMust be presented\n\nB\n\nMust be presented\n\nC\n\nMust be presented";
+    assert_eq!(drop_repeated_runs(list.to_string()), list);
+}
+
+#[test]
+fn json_ld_article_body_used_for_script_only_pages() {
+    let html = r#"<html><head><script type="application/ld+json">
+            {"@type":"NewsArticle","articleBody":"First paragraph of the story, told at length so that it counts as real text for the reader.\nSecond \"quoted\" paragraph \u00e9t\u00e9 \ud83d\ude00 continues here with more words to read and enjoy, and then some more words again to be long enough, with a third clause added so the count of letters is well above the floor."}
+            </script></head><body><div id="app"></div></body></html>"#;
+    let e = extract(html, None);
+    assert!(e.text.starts_with("First paragraph"), "{}", e.text);
+    assert!(
+        e.text.contains("\n\nSecond \"quoted\" paragraph été 😀"),
+        "{}",
+        e.text
+    );
+    // Broken JSON does not panic.
+    for bad in [
+        "\"articleBody\"",
+        "\"articleBody\": \"\\u12",
+        "\"articleBody\":\"\\",
+    ] {
+        let _ = json_strings_for_key(bad, "\"articleBody\"");
+    }
+}
+
+const PARA: &str = "This is a long paragraph of real article text, written by the author \
+    with commas, full sentences and enough words to look like content.";
+
+fn article(body: &str) -> String {
+    format!(
+        "<html><head><title>Big News | Example Site</title></head><body>\
+         <nav><a href='/'>Home</a> <a href='/a'>About</a> <a href='/c'>Contact</a></nav>\
+         <header class='site-header'><a href='/'>Example Site</a></header>\
+         <article>{body}</article>\
+         <footer>Copyright 2024 Example Site. All rights reserved.</footer></body></html>"
+    )
+}
+
+#[test]
+fn keeps_article_and_drops_nav_footer() {
+    let html = article(&format!("<p>{PARA}</p><p>Second paragraph. {PARA}</p>"));
+    let e = extract(&html, Some("https://example.com/news/1"));
+    assert!(e.text.contains("Second paragraph."), "{}", e.text);
+    assert!(!e.text.contains("Contact"), "{}", e.text);
+    assert!(!e.text.contains("Copyright"), "{}", e.text);
+    assert_eq!(e.text.matches("\n\n").count(), 1, "{:?}", e.text);
+}
+
+#[test]
+fn drops_cookie_banner_share_buttons_and_related_links() {
+    let html = article(&format!(
+        "<p>{PARA}</p><div class='cookie-banner'>We use cookies to improve your experience.</div>\
+         <div class='share-buttons'><a href='#'>Facebook</a><a href='#'>Twitter</a></div>\
+         <p>{PARA}</p><div class='related-posts'><a href='/x'>Another story you may like</a></div>"
+    ));
+    let e = extract(&html, None);
+    for junk in ["cookies", "Facebook", "Another story"] {
+        assert!(!e.text.contains(junk), "{junk} in {}", e.text);
+    }
+    assert_eq!(e.text.matches("real article text").count(), 2);
+}
+
+#[test]
+fn layout_names_inside_content_are_sections_not_boilerplate() {
+    let html = format!(
+        "<html><body><div class='sidebar-widget'><p>Widget beside the text: {PARA}</p></div>\
+         <div class='post-content'><p>{PARA}</p><div class='ck-widget'><h3>Snake plant</h3>\
+         <p>Inside an editor widget: {PARA}</p></div><p>{PARA}</p>\
+         <div class='author-box'>About the author, who writes here.</div></div></body></html>"
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("Inside an editor widget"), "{}", e.text);
+    assert!(e.text.contains("Snake plant"), "{}", e.text);
+    assert!(!e.text.contains("Widget beside"), "{}", e.text);
+    assert!(!e.text.contains("About the author"), "{}", e.text);
+}
+
+#[test]
+fn quotes_of_earlier_posts_keep_only_the_reply() {
+    let first = "The first post says something long enough to be quoted later on.";
+    let html = format!(
+        "<html><body><div class='thread'>\
+         <div class='post'><p>{first} {PARA}</p></div>\
+         <div class='post'><blockquote><div>Ann said:</div><p>{first} {PARA}</p></blockquote>\
+         <p>My reply adds a new thought. {PARA}</p></div>\
+         <div class='post'><blockquote><p>A quote of a post that is not on this page at all.</p></blockquote>\
+         <p>{PARA}</p></div></div></body></html>"
+    );
+    let e = extract(&html, None);
+    assert_eq!(e.text.matches(first).count(), 1, "{}", e.text);
+    assert!(e.text.contains("My reply adds"), "{}", e.text);
+    assert!(!e.text.contains("Ann said"), "{}", e.text);
+    assert!(e.text.contains("not on this page"), "{}", e.text);
+}
+
+#[test]
+fn class_names_judged_by_their_last_known_word() {
+    assert_eq!(name_hint("copy-legal"), HINT_HARD);
+    assert_eq!(name_hint("site-disclaimer"), HINT_HARD);
+    assert_eq!(name_hint("post-footer"), HINT_HARD);
+    assert_eq!(name_hint("widget-theme-post-content"), HINT_CONTENT);
+    assert_eq!(name_hint("ck-widget"), HINT_LAYOUT);
+    assert_eq!(name_hint("cookie-banner"), HINT_HARD);
+    assert_eq!(name_hint("author-box"), HINT_WEAK);
+    assert_eq!(name_hint("comment-list"), HINT_COMMENTS);
+    assert_eq!(name_hint("legalese-free-zone"), 0);
+}
+
+#[test]
+fn closed_tab_panels_are_content() {
+    let html = format!(
+        "<html><body><article><p>{PARA}</p><div role='tablist'><button>Python</button></div>\
+         <div role='tabpanel'><p>Install Python first. {PARA}</p></div>\
+         <div role='tabpanel' hidden><p>Install Node.js first. {PARA}</p></div>\
+         <div hidden><p>Never shown to anyone. {PARA}</p></div></article></body></html>"
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("Install Node.js first."), "{}", e.text);
+    assert!(!e.text.contains("Never shown"), "{}", e.text);
+}
+
+#[test]
+fn no_glued_words_across_cells_items_and_breaks() {
+    let html = article(&format!(
+        "<p>{PARA}</p><table><tr><td>alpha</td><td>beta</td></tr><tr><td>gamma</td></tr></table>\
+         <ul><li>one</li><li>two</li></ul><p>left<br>right</p><div>up</div><div>down</div>\
+         <p><a href='/1'>first</a><a href='/2'>second</a></p><p>{PARA}</p>"
+    ));
+    let text = extract(&html, None).text;
+    for glued in [
+        "alphabeta",
+        "betagamma",
+        "onetwo",
+        "leftright",
+        "updown",
+        "firstsecond",
+    ] {
+        assert!(!text.contains(glued), "{glued} in {text:?}");
+    }
+    assert!(text.contains("one\ntwo"), "{text:?}");
+    assert!(text.contains("left\nright"), "{text:?}");
+}
+
+#[test]
+fn headings_and_list_items_on_their_own_lines() {
+    let html = article(&format!(
+        "<h2>Section <b>title</b></h2><p>{PARA}</p><ol><li>first item</li><li>second item</li></ol><p>{PARA}</p>"
+    ));
+    let text = extract(&html, None).text;
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"Section title"), "{text:?}");
+    assert!(lines.contains(&"first item"), "{text:?}");
+    assert!(lines.contains(&"second item"), "{text:?}");
+}
+
+#[test]
+fn decodes_entities_and_normalises_spaces() {
+    let html = article(&format!(
+        "<p>Fish &amp; chips&nbsp;cost&#160;5&nbsp;&euro; &mdash; cheap. {PARA}</p>"
+    ));
+    let text = extract(&html, None).text;
+    assert!(text.contains("Fish & chips cost 5 € — cheap."), "{text:?}");
+    assert!(!text.contains('\u{a0}'));
+    assert!(!text.contains("  "));
+}
+
+#[test]
+fn cyrillic_text_is_preserved() {
+    let para = "Это длинный абзац настоящего текста статьи, написанный автором, \
+        с запятыми, полными предложениями и достаточным числом слов.";
+    let html = format!(
+        "<html><head><title>Новости — Пример</title></head><body><nav><a href='/'>Главная</a></nav>\
+         <div class='content'><p>{para}</p><p>Ёжик и щука. {para}</p></div></body></html>"
+    );
+    let e = extract(&html, Some("https://пример.рф/"));
+    assert!(e.text.contains("Ёжик и щука."), "{}", e.text);
+    assert!(!e.text.contains("Главная"));
+    assert_eq!(e.title.as_deref(), Some("Новости"));
+}
+
+#[test]
+fn title_prefers_og_title_and_strips_site_name() {
+    let html = "<html><head><title>Ignored | Site</title>\
+        <meta property='og:title' content='Real Title'></head><body><p>x</p></body></html>";
+    assert_eq!(extract(html, None).title.as_deref(), Some("Real Title"));
+    let html = "<html><head><title>How to bake bread at home - Example Kitchen</title>\
+        </head><body><p>x</p></body></html>";
+    let e = extract(html, Some("https://www.example-kitchen.com/bread"));
+    assert_eq!(e.title.as_deref(), Some("How to bake bread at home"));
+    let html = "<html><body><h1>Only  <i>heading</i></h1><p>x</p></body></html>";
+    assert_eq!(extract(html, None).title.as_deref(), Some("Only heading"));
+    assert_eq!(extract("<p>no title</p>", None).title, None);
+}
+
+#[test]
+fn title_heading_is_not_repeated_in_text() {
+    let html = format!(
+        "<html><head><title>Big News</title></head><body><article><h1>Big News</h1>\
+         <p>{PARA}</p></article></body></html>"
+    );
+    let text = extract(&html, None).text;
+    assert!(!text.contains("Big News"), "{text:?}");
+}
+
+#[test]
+fn forum_posts_are_all_kept() {
+    let posts: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='post'><div class='author'><a href='/u{i}'>user{i}</a></div>\
+                 <div class='message'>Reply number {i}: I had the same problem with my \
+                 router, and updating the firmware fixed it for me.</div></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href='/'>Forums</a></nav><div id='thread'>{posts}</div></body></html>"
+    );
+    let text = extract(&html, None).text;
+    for i in 0..6 {
+        assert!(
+            text.contains(&format!("Reply number {i}:")),
+            "{i} missing: {text}"
+        );
+    }
+}
+
+#[test]
+fn pre_keeps_line_breaks() {
+    let html = article(&format!(
+        "<p>{PARA}</p><pre>fn main() {{\n    run();\n}}</pre>"
+    ));
+    let text = extract(&html, None).text;
+    assert!(text.contains("fn main() {\n    run();\n}"), "{text:?}");
+}
+
+#[test]
+fn empty_and_junk_input_do_not_panic() {
+    for input in [
+        "",
+        " ",
+        "<",
+        "</",
+        "<<>>",
+        "&",
+        "&#xFFFFFFFF;",
+        "<html",
+        "\u{0}\u{1}\u{fffd}",
+    ] {
+        let e = extract(input, None);
+        assert!(e.text.len() <= input.len() + 8);
+    }
+    let junk: String = (0..200_000u32)
+        .map(|i| char::from_u32((i.wrapping_mul(2654435761) >> 7) % 0x3000).unwrap_or('x'))
+        .collect();
+    let _ = extract(&junk, Some("not a url"));
+}
+
+fn assert_fast(name: &str, html: &str, limit: Duration) -> Extracted {
+    let t = Instant::now();
+    let e = extract(html, None);
+    assert!(t.elapsed() < limit, "{name} took {:?}", t.elapsed());
+    e
+}
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    // Debug builds are slow; the limits guard against quadratic blowups.
+    let n = 100_000;
+    let deep = format!("{}{PARA}{}", "<div>".repeat(n), "</div>".repeat(n));
+    let e = assert_fast("divs", &deep, Duration::from_secs(60));
+    assert!(e.text.contains("real article text"));
+    let unclosed = format!("{}{PARA}", "<span><b><i>".repeat(n / 3));
+    assert_fast("inline", &unclosed, Duration::from_secs(60));
+    let tables = "<table><tr><td>".repeat(n / 3);
+    assert_fast("tables", &tables, Duration::from_secs(60));
+    let lists = "<ul><li>x".repeat(n / 2);
+    assert_fast("lists", &lists, Duration::from_secs(60));
+}
+
+#[test]
+fn huge_input_is_cut() {
+    let para = format!("<p>{PARA}</p>");
+    let huge = para.repeat(100 * 1024 * 1024 / para.len() + 1);
+    assert!(huge.len() > 100 * 1024 * 1024);
+    let e = assert_fast("huge", &huge, Duration::from_secs(120));
+    assert!(e.text.len() < MAX_INPUT_BYTES);
+}
+
+#[test]
+fn nesting_limit_keeps_text_and_normal_pages() {
+    let normal = format!("<div><script>if (a<b) {{}}</script><p>{PARA}</div>");
+    assert!(matches!(
+        limit_nesting(&normal, 5),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    let deep = format!("{}text{}", "<div>".repeat(20), "</div>".repeat(20));
+    let cut = limit_nesting(&deep, 5);
+    assert_eq!(cut.matches("<div>").count(), 5);
+    assert_eq!(cut.matches("</div>").count(), 5);
+    assert!(cut.contains("text"));
+}
+
+#[test]
+fn long_link_split_by_a_block_does_not_underflow() {
+    // Found by cargo-fuzz: the link's full length was credited to the
+    // block it opened in.
+    let html = format!(
+        "<p>ab<a href='#'>{}<div>tail of the link</div></a></p><p>{PARA}</p>",
+        "x".repeat(37)
+    );
+    let text = extract(&html, None).text;
+    assert!(text.contains("tail of the link"), "{text:?}");
+}
+
+#[test]
+fn truncation_respects_char_boundaries() {
+    let s = "жжж";
+    assert_eq!(truncate_at_char_boundary(s, 3), "ж");
+    assert_eq!(truncate_at_char_boundary(s, 100), s);
+}
