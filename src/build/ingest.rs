@@ -49,7 +49,17 @@ pub struct Preparer<'a> {
     pub detector: &'a dyn Detector,
 }
 
-impl Preparer<'_> {
+impl<'a> Preparer<'a> {
+    /// The topic's filter and languages, with the stop words and detector of this run.
+    pub fn of(topic: &'a Topic, stop: &'a StopWords, detector: &'a dyn Detector) -> Self {
+        Preparer {
+            filter: &topic.filter,
+            languages: &topic.languages,
+            stop,
+            detector,
+        }
+    }
+
     /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).
     pub fn prepare(&self, raw: Vec<RawDoc>) -> Vec<(Document, Vec<u64>)> {
         raw.into_par_iter()

@@ -102,12 +102,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
         Ingest {
             store: &mut store,
             run,
-            preparer: Preparer {
-                filter: &topic.filter,
-                languages: &topic.languages,
-                stop: &stop,
-                detector: detector.as_ref(),
-            },
+            preparer: Preparer::of(topic, &stop, detector.as_ref()),
             progress: &progress,
             batch: BATCH,
             after_batch: &mut || {},

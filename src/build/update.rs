@@ -112,12 +112,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         Ingest {
             store: &mut store,
             run,
-            preparer: Preparer {
-                filter: &topic.filter,
-                languages: &topic.languages,
-                stop: &stop,
-                detector: detector.as_ref(),
-            },
+            preparer: Preparer::of(topic, &stop, detector.as_ref()),
             progress: &progress,
             batch: testhooks::batch_size(BATCH),
             after_batch: &mut || {
