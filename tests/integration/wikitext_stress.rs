@@ -7,10 +7,10 @@ use collect::clean::wikitext::{wikitext_to_text, WikitextOptions};
 use std::time::Instant;
 
 const ARTICLES: &[&str] = &[
-    include_str!("fixtures/wikitext-articles/ruwiki_Litva.wikitext"),
-    include_str!("fixtures/wikitext-articles/enwiki_Aardvark.wikitext"),
+    include_str!("../fixtures/wikitext-articles/ruwiki_Litva.wikitext"),
+    include_str!("../fixtures/wikitext-articles/enwiki_Aardvark.wikitext"),
     include_str!(
-        "fixtures/wikitext-articles/enwiki_Academy_Award_for_Best_Production_Design.wikitext"
+        "../fixtures/wikitext-articles/enwiki_Academy_Award_for_Best_Production_Design.wikitext"
     ),
 ];
 

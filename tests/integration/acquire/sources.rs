@@ -1,9 +1,8 @@
 //! Search and wiki sources against the loopback stand-ins (captured answers).
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use collect::acquire::loopback::LoopbackWeb;
 use collect::acquire::sources::duckduckgo::{parse_page, DdgPage};
 use collect::acquire::sources::yandex::parse_xml;
@@ -12,7 +11,6 @@ use collect::acquire::{
     NoEvents, Payload, SearxngConfig, SkipReason, TuplesConfig, UrlState, WebSourceConfig,
     WikiText, YandexConfig,
 };
-use common::*;
 
 fn wiki(api: String, text: WikiText, limit: usize) -> WebSourceConfig {
     WebSourceConfig::Mediawiki(MediaWikiConfig {
@@ -338,8 +336,9 @@ async fn duckduckgo_results_and_block_page() {
 
 #[test]
 fn duckduckgo_parser_on_the_real_capture() {
-    let html =
-        include_str!("../src/acquire/loopback/fixtures/duckduckgo/html_search_foo_page1.html");
+    let html = include_str!(
+        "../../../src/acquire/loopback/fixtures/duckduckgo/html_search_foo_page1.html"
+    );
     let base = url::Url::parse("https://html.duckduckgo.com/html/?q=foo").unwrap();
     match parse_page(html, &base) {
         DdgPage::Results(r, next) => {
@@ -361,7 +360,7 @@ fn duckduckgo_parser_on_the_real_capture() {
 #[test]
 fn yandex_parser_on_the_documented_structure() {
     let xml = include_str!(
-        "../src/acquire/loopback/fixtures/yandex/xml_response_structure_from_docs.xml"
+        "../../../src/acquire/loopback/fixtures/yandex/xml_response_structure_from_docs.xml"
     );
     assert_eq!(
         parse_xml(xml).unwrap(),
