@@ -234,7 +234,7 @@ async fn private_addresses_are_refused_without_allow_private() {
         .unwrap();
     assert!(web.main.log().is_empty(), "{:?}", web.main.log());
     for u in &urls {
-        let rec = crate::common::record(
+        let rec = record(
             &frontier,
             collect::acquire::urls::normalize_str(u).unwrap().as_str(),
         );
