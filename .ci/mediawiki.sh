@@ -2,15 +2,15 @@
 # .ci/mediawiki.sh: a real MediaWiki 1.39 (Debian's `mediawiki` package, SQLite,
 # PHP's built-in server on 127.0.0.1) loaded with the real Wikipedia dumps in
 # tests/fixtures/wikitext/ (en and ru), for the tests that go through the
-# `mediawiki` source: tests/acquire_mediawiki_real.rs (library) and
-# tests/mediawiki_build.rs (the `collect` binary).
+# `mediawiki` source: tests/integration/acquire/mediawiki_real.rs (library) and
+# tests/integration/mediawiki_build.rs (the `collect` binary).
 #
 # Usage: .ci/mediawiki.sh [test|up|down]       (default: test)
 #   up    install packages if missing (apt, needs root), set up en + ru wikis,
 #         import the dumps, serve them; prints the two api.php URLs on stdout
 #         as KEY=VALUE lines (logs go to stderr), e.g. for `export`
 #   test  up, then COLLECT_MEDIAWIKI_URL=… COLLECT_MEDIAWIKI_RU_URL=… cargo test
-#         --test acquire_mediawiki_real --test mediawiki_build, then down
+#         --test integration acquire::mediawiki_real:: mediawiki_build::, then down
 #         (also when the tests fail)
 #   down  stop both servers
 # Environment: MW_DIR (default ${TMPDIR:-/tmp}/collect-mediawiki), MW_EN_PORT
@@ -54,7 +54,7 @@ case ${1:-test} in
         cd "$root"
         # shellcheck disable=SC2086 # CARGO_FLAGS is a list of flags
         COLLECT_MEDIAWIKI_URL="$en_url" COLLECT_MEDIAWIKI_RU_URL="$ru_url" \
-            cargo test ${CARGO_FLAGS:-} --test acquire_mediawiki_real --test mediawiki_build -- --nocapture
+            cargo test ${CARGO_FLAGS:-} --test integration -- --nocapture acquire::mediawiki_real:: mediawiki_build::
         ;;
     *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 //! Randomised stress test: mutated dev-set pages and random bytes must never
 //! make `extract` panic or stall.
 //!
-//! `cargo test --release --test stress` runs a short round; set
+//! `cargo test --release --test integration html_stress` runs a short round; set
 //! `STRESS_ITERS` for a longer one and `STRESS_BENCH_DIR` to the dev set
 //! (bundled tests/fixtures/html-pages, plus STRESS_BENCH_DIR when set).
 use std::io::Read;
@@ -9,20 +9,7 @@ use std::time::{Duration, Instant};
 
 use collect::clean::html::extract;
 
-/// xorshift64*: enough randomness for mutations, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use crate::common::{fixture, stress_iters, Rng};
 
 const SNIPPETS: &[&[u8]] = &[
     b"<div>",
@@ -98,8 +85,7 @@ fn mutate(rng: &mut Rng, page: &[u8]) -> Vec<u8> {
 /// Seed pages: the bundled real pages, plus a benchmark's gzipped pages when
 /// `STRESS_BENCH_DIR` names one (the dev set is never read implicitly).
 fn load_pages() -> Vec<Vec<u8>> {
-    let bundled = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/html-pages");
-    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(bundled)
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(fixture("html-pages"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     if let Ok(dir) = std::env::var("STRESS_BENCH_DIR") {
@@ -128,10 +114,7 @@ fn load_pages() -> Vec<Vec<u8>> {
 
 #[test]
 fn mutated_pages_and_random_bytes_never_panic() {
-    let iters: usize = std::env::var("STRESS_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
+    let iters = stress_iters(300);
     let pages = load_pages();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut slowest = Duration::ZERO;

@@ -1,17 +1,13 @@
 //! `collect demo`: the whole pipeline against the loopback web, run as a newcomer runs it.
 
-use std::process::Command;
+use crate::common::*;
 
 #[test]
 fn demo_builds_a_deduplicated_collection_with_a_per_source_report() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("demo");
-    let r = Command::new(env!("CARGO_BIN_EXE_collect"))
-        .args(["demo", "--out", out.to_str().unwrap()])
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&r.stderr);
+    let r = run(tmp.path(), &["demo", "--out", out.to_str().unwrap()]);
+    let err = stderr(&r);
     assert!(r.status.success(), "{err}");
     assert!(
         err.contains("report.md"),
@@ -45,11 +41,7 @@ fn demo_builds_a_deduplicated_collection_with_a_per_source_report() {
         .unwrap();
     assert!(sites_row.contains("too-large"), "{sites_row}");
 
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(out.join("manifest.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = manifest(&out);
     // The mirror of «Литва» on the open site is a duplicate of the Russian wiki's article.
     let mirror = rows
         .iter()
@@ -72,17 +64,17 @@ fn demo_builds_a_deduplicated_collection_with_a_per_source_report() {
         .find(|r| r["url"].as_str().is_some_and(|u| u.ends_with("/y")))
         .unwrap();
     assert_eq!(note["status"], "kept");
-    let queue = Command::new(env!("CARGO_BIN_EXE_collect"))
-        .args([
+    let queue = run(
+        tmp.path(),
+        &[
             "review",
             "list",
             "--json",
             "--collection",
             out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(queue.status.success());
-    let queue = String::from_utf8_lossy(&queue.stdout);
+    let queue = stdout(&queue);
     assert!(queue.contains(note["id"].as_str().unwrap()), "{queue}");
 }

@@ -2,14 +2,15 @@
 //! Opens the queue, opens a pair, decides it with the keyboard and checks the store changed.
 //! Skips (saying why) only when no Chromium is installed and CI is not set.
 
+use base64::Engine as _;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_collect");
+use crate::common::*;
 
 fn chromium() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("CHROMIUM") {
@@ -118,20 +119,6 @@ fn http(port: u16, request: &str) -> String {
     head + &String::from_utf8_lossy(&body)
 }
 
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
 #[test]
 fn decide_a_pair_by_keyboard_in_chromium() {
     let Some(chrome) = chromium() else {
@@ -144,20 +131,19 @@ fn decide_a_pair_by_keyboard_in_chromium() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let texts = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");
-    std::fs::write(
-        root.join("topic.yaml"),
-        format!(
+    write(
+        root,
+        "topic.yaml",
+        &format!(
             "name: page\nsources:\n  - {{kind: local, path: {}}}\n",
-            texts.display()
+            examples().display()
         ),
-    )
-    .unwrap();
+    );
     run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
-    let pending: Vec<Value> = run_ok(root, &["--json", "review", "list", "--collection", "out"])
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let pending = json_lines(&stdout(&run_ok(
+        root,
+        &["--json", "review", "list", "--collection", "out"],
+    )));
     assert!(pending.len() >= 2, "examples/texts give contained pairs");
     let first = pending[0]["id"].as_i64().unwrap();
 
@@ -286,7 +272,7 @@ fn decide_a_pair_by_keyboard_in_chromium() {
         "location.pathname !== '/pair/{first}' && location.pathname !== '/pair/{first}/decide'"
     ));
 
-    let decided: Vec<Value> = run_ok(
+    let decided = json_lines(&stdout(&run_ok(
         root,
         &[
             "--json",
@@ -297,10 +283,7 @@ fn decide_a_pair_by_keyboard_in_chromium() {
             "--collection",
             "out",
         ],
-    )
-    .lines()
-    .map(|l| serde_json::from_str(l).unwrap())
-    .collect();
+    )));
     assert_eq!(decided.len(), 1);
     assert_eq!(decided[0]["id"], first);
     assert_eq!(decided[0]["decision"], "drop-contained");
@@ -309,38 +292,13 @@ fn decide_a_pair_by_keyboard_in_chromium() {
 
     // The page it landed on is the next pending pair: the screenshot for the README.
     let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
-    let png = decode_base64(shot["data"].as_str().unwrap());
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().unwrap())
+        .unwrap();
     assert!(png.starts_with(b"\x89PNG"));
     let target = match std::env::var_os("COLLECT_SCREENSHOT") {
-        Some(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/review.png"),
+        Some(_) => crate::common::root().join("docs/review.png"),
         None => root.join("review.png"),
     };
     std::fs::write(&target, png).unwrap();
-}
-
-fn decode_base64(s: &str) -> Vec<u8> {
-    let val = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a' + 26) as u32,
-            b'0'..=b'9' => (c - b'0' + 52) as u32,
-            b'+' => 62,
-            _ => 63,
-        }
-    };
-    let bytes: Vec<u8> = s
-        .bytes()
-        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
-        .collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= val(c) << (18 - 6 * i);
-        }
-        for i in 0..chunk.len() - 1 {
-            out.push((n >> (16 - 8 * i)) as u8);
-        }
-    }
-    out
 }

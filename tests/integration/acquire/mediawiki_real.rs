@@ -4,35 +4,25 @@
 //! `http://127.0.0.1:8091/w/api.php`, loaded with the enwiki 2016 sample.
 
 use collect::acquire::{
-    acquire, CollectEvents, CrawlConfig, MediaWikiConfig, MemoryFrontier, Payload, UrlState,
-    WebSourceConfig, WikiText,
+    acquire, CollectEvents, CrawlConfig, MemoryFrontier, Payload, UrlState, WebSourceConfig,
+    WikiText,
 };
 
+use crate::common::{env_url, mediawiki};
+
 fn api() -> Option<String> {
-    match std::env::var("COLLECT_MEDIAWIKI_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u.trim().to_string()),
-        _ => {
-            eprintln!("COLLECT_MEDIAWIKI_URL not set: skipping the real MediaWiki test");
-            None
-        }
+    let api = env_url("COLLECT_MEDIAWIKI_URL");
+    if api.is_none() {
+        eprintln!("COLLECT_MEDIAWIKI_URL not set: skipping the real MediaWiki test");
     }
+    api
 }
 
 fn source(api: &str, text: WikiText, limit: usize) -> Vec<WebSourceConfig> {
-    vec![WebSourceConfig::Mediawiki(MediaWikiConfig {
-        api: Some(api.to_string()),
-        limit,
-        text,
-        article_path: None,
-        namespace: 0,
-        // MediaWiki's SQL search matches titles only unless asked for text.
-        search_what: Some("text".into()),
-        concurrency: 3,
-        tuples: None,
-        name: Some("real-wiki".into()),
-    })]
+    vec![mediawiki(api, text, limit, Some("real-wiki"))]
 }
 
+/// Not the loopback web's `common::crawl`: a real server gets the default timeouts.
 fn crawl() -> CrawlConfig {
     CrawlConfig {
         allow_private: true,
@@ -103,12 +93,9 @@ async fn real_mediawiki_wikitext_and_extracts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_mediawiki_russian() {
-    let api = match std::env::var("COLLECT_MEDIAWIKI_RU_URL") {
-        Ok(u) if !u.trim().is_empty() => u.trim().to_string(),
-        _ => {
-            eprintln!("COLLECT_MEDIAWIKI_RU_URL not set: skipping the real Russian MediaWiki test");
-            return;
-        }
+    let Some(api) = env_url("COLLECT_MEDIAWIKI_RU_URL") else {
+        eprintln!("COLLECT_MEDIAWIKI_RU_URL not set: skipping the real Russian MediaWiki test");
+        return;
     };
     for text in [WikiText::Wikitext, WikiText::Extracts] {
         let frontier = MemoryFrontier::new();

@@ -1,16 +1,14 @@
 //! Sites crawl against the loopback web: politeness, robots, charsets, faults,
 //! address policy and resume.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use collect::acquire::{
     acquire, CollectEvents, Fetcher, MemoryFrontier, NoEvents, PageOutcome, Payload, SitesConfig,
     SkipReason, UrlState, WebSourceConfig,
 };
 use collect::demo::loopback::{LoopbackWeb, MAIN_CRAWL_DELAY, RU_TEXT};
-use common::*;
 
 fn sites(urls: Vec<String>, depth: usize) -> Vec<WebSourceConfig> {
     vec![WebSourceConfig::Sites(SitesConfig {
@@ -236,7 +234,7 @@ async fn private_addresses_are_refused_without_allow_private() {
         .unwrap();
     assert!(web.main.log().is_empty(), "{:?}", web.main.log());
     for u in &urls {
-        let rec = common::record(
+        let rec = record(
             &frontier,
             collect::acquire::urls::normalize_str(u).unwrap().as_str(),
         );

@@ -1,22 +1,17 @@
 //! Runs the real `collect` binary on a small real fixture (tests/fixtures/clough_small).
 
 use std::path::PathBuf;
-use std::process::Command;
+
+use crate::common::{root, run, stderr, stdout};
 
 fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/clough_small")
+    crate::common::fixture("clough_small")
 }
 
+/// Runs `collect ARGS` from the package root: (success, stdout, stderr).
 fn collect(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_collect"))
-        .args(args)
-        .output()
-        .expect("collect runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = run(root(), args);
+    (out.status.success(), stdout(&out), stderr(&out))
 }
 
 fn eval_args(extra: &[&str]) -> Vec<String> {

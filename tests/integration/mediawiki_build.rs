@@ -5,40 +5,8 @@
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_collect");
-
-fn env_url(key: &str) -> Option<String> {
-    match std::env::var(key) {
-        Ok(u) if !u.trim().is_empty() => Some(u.trim().to_string()),
-        _ => None,
-    }
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    let o = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "collect {args:?}: {}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn manifest(out: &Path) -> Vec<Value> {
-    std::fs::read_to_string(out.join("manifest.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use crate::common::{env_url, manifest, run_ok, write};
 
 fn kept(rows: &[Value]) -> BTreeSet<String> {
     rows.iter()
@@ -109,8 +77,8 @@ fn build_and_update_from_real_wikis() {
          crawl: {{allow_private: true, per_host_rps: 20}}\n\
          filter: {{min_words: 50}}\n"
     );
-    std::fs::write(root.join("topic.yaml"), topic).unwrap();
-    run(root, &["build", "topic.yaml", "--out", "out", "--quiet"]);
+    write(root, "topic.yaml", &topic);
+    run_ok(root, &["build", "topic.yaml", "--out", "out", "--quiet"]);
     let out = root.join("out");
     let rows = manifest(&out);
     let kept_ids = kept(&rows);
@@ -190,7 +158,7 @@ fn build_and_update_from_real_wikis() {
 
     // The wikis have not changed: asking them again brings nothing new.
     let docs_before = docs_dir(&out);
-    run(root, &["update", "topic.yaml", "--out", "out", "--quiet"]);
+    run_ok(root, &["update", "topic.yaml", "--out", "out", "--quiet"]);
     let after = manifest(&out);
     assert_eq!(after.len(), rows.len(), "update added documents");
     assert_eq!(kept(&after), kept_ids);

@@ -4,16 +4,10 @@ use collect::canon::{Canonicalizer, StopWords};
 use collect::sign::{intersection_size, Detector, Full, MinN, ModM};
 use collect::sign::{shared_pairs, Postings};
 
+use crate::common::example_files;
+
 fn texts() -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
-    files
+    example_files(&["txt"])
         .iter()
         .map(|f| std::fs::read_to_string(f).unwrap())
         .collect()

@@ -3,30 +3,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn collect(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_collect"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("collect runs")
-}
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts")
-}
+use crate::common::*;
 
 fn write_topic(dir: &Path, source: &str) -> PathBuf {
-    let topic = dir.join("topic.yaml");
-    std::fs::write(
-        &topic,
-        format!(
+    write(
+        dir,
+        "topic.yaml",
+        &format!(
             "name: peps\ntitle: PEPs\nlanguages: [en, ru]\nsources:\n  - {source}\nfilter: {{min_words: 100}}\ndedup: {{method: modm, shingle: 4, modulus: 25, resemblance: 0.5, containment: 0.5}}\n"
         ),
     )
-    .unwrap();
-    topic
 }
 
 /// Every file of a directory tree, by relative path.
@@ -47,14 +35,6 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn manifest(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("manifest.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn build_report_rerun_and_force_are_consistent() {
     let tmp = tempfile::tempdir().unwrap();
@@ -65,12 +45,8 @@ fn build_report_rerun_and_force_are_consistent() {
     let out = tmp.path().join("out");
     let t = topic.to_str().unwrap();
     let o = out.to_str().unwrap();
-    let first = collect(&["build", t, "--out", o, "--quiet"], tmp.path());
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    let first = run(tmp.path(), &["build", t, "--out", o, "--quiet"]);
+    assert!(first.status.success(), "{}", stderr(&first));
 
     let rows = manifest(&out);
     assert_eq!(rows.len(), 22, "every input has a manifest row");
@@ -121,13 +97,13 @@ fn build_report_rerun_and_force_are_consistent() {
     assert!(report.contains("| local | 22 |"), "{report}");
 
     // Building over a collection is refused (exit 2) and points to update.
-    let again = collect(&["build", t, "--out", o], tmp.path());
+    let again = run(tmp.path(), &["build", t, "--out", o]);
     assert_eq!(again.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("collect update"));
+    assert!(stderr(&again).contains("collect update"));
 
     // --force rebuilds to byte-identical output.
     let before = snapshot(&out);
-    let forced = collect(&["build", t, "--out", o, "--force", "--quiet"], tmp.path());
+    let forced = run(tmp.path(), &["build", t, "--out", o, "--force", "--quiet"]);
     assert!(forced.status.success());
     assert_eq!(before, snapshot(&out));
 }
@@ -136,14 +112,7 @@ fn build_report_rerun_and_force_are_consistent() {
 fn same_collection_whatever_thread_count_or_input_order() {
     let tmp = tempfile::tempdir().unwrap();
     let mut lines: Vec<String> = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(examples())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
-    for f in &files {
+    for f in &example_files(&["txt"]) {
         let id = f.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(f).unwrap();
         lines.push(serde_json::json!({"id": id, "text": text}).to_string());
@@ -162,7 +131,8 @@ fn same_collection_whatever_thread_count_or_input_order() {
             &format!("{{kind: local, path: {}}}", input.display()),
         );
         let out = dir.path().join("out");
-        let r = collect(
+        let r = run(
+            dir.path(),
             &[
                 "build",
                 topic.to_str().unwrap(),
@@ -172,12 +142,12 @@ fn same_collection_whatever_thread_count_or_input_order() {
                 "--threads",
                 threads,
             ],
-            dir.path(),
         );
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        assert!(r.status.success(), "{}", stderr(&r));
         results.push(snapshot(&out));
 
-        let d = collect(
+        let d = run(
+            dir.path(),
             &[
                 "dedup",
                 input.to_str().unwrap(),
@@ -186,7 +156,6 @@ fn same_collection_whatever_thread_count_or_input_order() {
                 "--threads",
                 threads,
             ],
-            dir.path(),
         );
         assert!(d.status.success());
         results.push(BTreeMap::from([("dedup".to_string(), d.stdout)]));
@@ -207,9 +176,9 @@ fn bad_topic_is_reported_with_its_place_and_exit_code_2() {
         "name: x\nsources:\n  - {kind: local, path: .}\nfilter: {min_wrods: 3}\n",
     )
     .unwrap();
-    let r = collect(&["build", topic.to_str().unwrap()], tmp.path());
+    let r = run(tmp.path(), &["build", topic.to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&r.stderr);
+    let err = stderr(&r);
     assert!(err.contains(&format!("{}:4:", topic.display())), "{err}");
     assert!(err.contains("min_wrods"), "{err}");
 }
@@ -217,9 +186,9 @@ fn bad_topic_is_reported_with_its_place_and_exit_code_2() {
 #[test]
 fn dedup_tsv_lists_pep_revisions_as_duplicates() {
     let tmp = tempfile::tempdir().unwrap();
-    let r = collect(
-        &["dedup", examples().to_str().unwrap(), "--quiet"],
+    let r = run(
         tmp.path(),
+        &["dedup", examples().to_str().unwrap(), "--quiet"],
     );
     assert!(r.status.success());
     let tsv = String::from_utf8(r.stdout).unwrap();
@@ -240,28 +209,23 @@ fn dedup_tsv_lists_pep_revisions_as_duplicates() {
     // Bad input: a JSONL line that is not JSON names its line.
     let bad = tmp.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"id\":\"a\",\"text\":\"x\"}\nnot json\n").unwrap();
-    let r = collect(&["dedup", bad.to_str().unwrap()], tmp.path());
+    let r = run(tmp.path(), &["dedup", bad.to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("bad.jsonl:2:"));
+    assert!(stderr(&r).contains("bad.jsonl:2:"));
 }
 
 #[test]
 fn shipped_topics_parse_and_plan_without_fetching() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for name in ["dogs", "interior", "landscape", "reenactment", "example"] {
-        let topic = root.join(format!("topics/{name}.yaml"));
-        let r = Command::new(env!("CARGO_BIN_EXE_collect"))
+        let topic = root().join(format!("topics/{name}.yaml"));
+        let r = Command::new(BIN)
             .args(["build", topic.to_str().unwrap(), "--dry-run"])
             .env_remove("BRAVE_API_KEY")
             .env_remove("YANDEX_API_KEY")
             .output()
             .unwrap();
-        assert!(
-            r.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&r.stderr)
-        );
-        let plan = String::from_utf8_lossy(&r.stdout);
+        assert!(r.status.success(), "{name}: {}", stderr(&r));
+        let plan = stdout(&r);
         assert!(plan.contains("nothing fetched"), "{name}: {plan}");
         if name != "example" {
             assert!(

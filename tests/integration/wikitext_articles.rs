@@ -4,16 +4,20 @@
 use collect::clean::wikitext::{wikitext_to_text, WikitextOptions};
 use std::collections::HashMap;
 
-const LITVA: &str = include_str!("fixtures/wikitext-articles/ruwiki_Litva.wikitext");
-const LITVA_REF: &str = include_str!("fixtures/wikitext-articles/ruwiki_Litva.reference.txt");
-const AARDVARK: &str = include_str!("fixtures/wikitext-articles/enwiki_Aardvark.wikitext");
-const AARDVARK_REF: &str = include_str!("fixtures/wikitext-articles/enwiki_Aardvark.reference.txt");
-const AWARD: &str = include_str!(
-    "fixtures/wikitext-articles/enwiki_Academy_Award_for_Best_Production_Design.wikitext"
-);
-const AWARD_REF: &str = include_str!(
-    "fixtures/wikitext-articles/enwiki_Academy_Award_for_Best_Production_Design.reference.txt"
-);
+use crate::common::{AARDVARK, AWARD, LITVA};
+
+const LITVA_REF: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/wikitext-articles/ruwiki_Litva.reference.txt"
+));
+const AARDVARK_REF: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/wikitext-articles/enwiki_Aardvark.reference.txt"
+));
+const AWARD_REF: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/wikitext-articles/enwiki_Academy_Award_for_Best_Production_Design.reference.txt"
+));
 
 fn shingles(text: &str) -> HashMap<Vec<&str>, usize> {
     let toks: Vec<&str> = text

@@ -5,17 +5,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_collect");
+use crate::common::*;
 
 fn texts() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/texts");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "txt" || x == "html"))
-        .collect();
-    v.sort();
-    v
+    example_files(&["txt", "html"])
 }
 
 /// The texts of round `k` (0, 1, 2): every third file, so revisions of one PEP land in
@@ -34,12 +27,12 @@ impl Work {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_path_buf();
         std::fs::create_dir_all(root.join("texts")).unwrap();
-        std::fs::write(
-            root.join("topic.yaml"),
+        write(
+            &root,
+            "topic.yaml",
             "name: grow\nlanguages: [en, ru]\nsources:\n  - {kind: local, path: texts}\n\
              filter: {min_words: 100}\n",
-        )
-        .unwrap();
+        );
         Work { _tmp: tmp, root }
     }
     fn add(&self, files: &[PathBuf]) {
@@ -51,17 +44,7 @@ impl Work {
         self.root.join("out")
     }
     fn run(&self, args: &[&str]) -> Output {
-        let o = Command::new(BIN)
-            .args(args)
-            .current_dir(&self.root)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
+        run_ok(&self.root, args)
     }
     fn build(&self) {
         self.run(&["--quiet", "build", "topic.yaml", "--out", "out"]);
@@ -71,11 +54,7 @@ impl Work {
         serde_json::from_slice(&o.stdout).unwrap()
     }
     fn manifest(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.out().join("manifest.jsonl"))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        manifest(&self.out())
     }
     /// manifest.jsonl and every file of docs/, as bytes: what two runs must agree on.
     fn snapshot(&self) -> (String, Vec<(String, Vec<u8>)>) {
@@ -97,11 +76,7 @@ impl Work {
         let mut a = vec!["--json", "review"];
         a.extend_from_slice(args);
         a.extend_from_slice(&["--collection", "out"]);
-        let o = self.run(&a);
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        json_lines(&stdout(&self.run(&a)))
     }
 }
 
@@ -208,10 +183,7 @@ fn build_update_twice_review_and_export() {
         kept.len()
     );
     let o = w.run(&["export", "out", "--format", "jsonl"]);
-    let rows: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = json_lines(&stdout(&o));
     assert_eq!(rows.len(), kept.len());
     assert!(rows.iter().all(|r| r["id"] != contained.as_str()));
     for key in ["id", "text", "title", "url", "source", "lang", "words"] {
@@ -268,32 +240,23 @@ fn review_errors_name_the_input() {
     let w = Work::new();
     w.add(&round(0));
     w.build();
-    let o = Command::new(BIN)
-        .args([
+    let o = run(
+        &w.root,
+        &[
             "review",
             "decide",
             "999",
             "keep-both",
             "--collection",
             "out",
-        ])
-        .current_dir(&w.root)
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no pair 999"));
-    let o = Command::new(BIN)
-        .args(["review", "list", "--collection", "nowhere"])
-        .current_dir(&w.root)
-        .output()
-        .unwrap();
+    assert!(stderr(&o).contains("no pair 999"));
+    let o = run(&w.root, &["review", "list", "--collection", "nowhere"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("nowhere"));
-    let o = Command::new(BIN)
-        .args(["update", "topic.yaml", "--out", "nowhere"])
-        .current_dir(&w.root)
-        .output()
-        .unwrap();
+    assert!(stderr(&o).contains("nowhere"));
+    let o = run(&w.root, &["update", "topic.yaml", "--out", "nowhere"]);
     assert_eq!(o.status.code(), Some(2));
 }
 

@@ -6,13 +6,9 @@
 use collect::clean::wikitext::{wikitext_to_text, WikitextOptions};
 use std::time::Instant;
 
-const ARTICLES: &[&str] = &[
-    include_str!("fixtures/wikitext-articles/ruwiki_Litva.wikitext"),
-    include_str!("fixtures/wikitext-articles/enwiki_Aardvark.wikitext"),
-    include_str!(
-        "fixtures/wikitext-articles/enwiki_Academy_Award_for_Best_Production_Design.wikitext"
-    ),
-];
+use crate::common::{stress_iters, Rng, AARDVARK, AWARD, LITVA};
+
+const ARTICLES: &[&str] = &[LITVA, AARDVARK, AWARD];
 
 const FRAGMENTS: &[&str] = &[
     "{{",
@@ -76,21 +72,6 @@ const FRAGMENTS: &[&str] = &[
     "\u{0}",
 ];
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn mutate(rng: &mut Rng, src: &str) -> String {
     let mut b: Vec<u8> = src.as_bytes().to_vec();
     for _ in 0..1 + rng.below(20) {
@@ -121,10 +102,7 @@ fn mutate(rng: &mut Rng, src: &str) -> String {
 
 #[test]
 fn mutated_articles_never_panic() {
-    let iters: usize = std::env::var("STRESS_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
+    let iters = stress_iters(300);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (en, ru) = (
         WikitextOptions::for_lang("en"),

@@ -1,9 +1,8 @@
 //! Search and wiki sources against the loopback stand-ins (captured answers).
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use collect::acquire::sources::duckduckgo::{parse_page, DdgPage};
 use collect::acquire::sources::yandex::parse_xml;
 use collect::acquire::{
@@ -12,28 +11,18 @@ use collect::acquire::{
     WikiText, YandexConfig,
 };
 use collect::demo::loopback::LoopbackWeb;
-use common::*;
-
-fn wiki(api: String, text: WikiText, limit: usize) -> WebSourceConfig {
-    WebSourceConfig::Mediawiki(MediaWikiConfig {
-        api: Some(api),
-        limit,
-        text,
-        article_path: None,
-        namespace: 0,
-        search_what: Some("text".into()),
-        concurrency: 3,
-        tuples: None,
-        name: None,
-    })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mediawiki_wikitext_with_continuation_maxlag_and_resume() {
     let web = LoopbackWeb::start_with(1).await.unwrap();
     let frontier = MemoryFrontier::new();
     let events = CollectEvents::default();
-    let srcs = vec![wiki(web.wiki_en.url("/w/api.php"), WikiText::Wikitext, 7)];
+    let srcs = vec![mediawiki(
+        &web.wiki_en.url("/w/api.php"),
+        WikiText::Wikitext,
+        7,
+        None,
+    )];
     let report = acquire(
         &srcs,
         &["species".to_string()],
@@ -111,7 +100,12 @@ async fn mediawiki_wikitext_with_continuation_maxlag_and_resume() {
 async fn mediawiki_extracts_russian() {
     let web = LoopbackWeb::start().await.unwrap();
     let frontier = MemoryFrontier::new();
-    let srcs = vec![wiki(web.wiki_ru.url("/w/api.php"), WikiText::Extracts, 5)];
+    let srcs = vec![mediawiki(
+        &web.wiki_ru.url("/w/api.php"),
+        WikiText::Extracts,
+        5,
+        None,
+    )];
     acquire(
         &srcs,
         &["Литва".to_string()],
@@ -140,7 +134,12 @@ async fn extracts_follow_excontinue_across_titles() {
     let web = LoopbackWeb::start().await.unwrap();
     let frontier = MemoryFrontier::new();
     // "aardvark" finds A, Aardvark, Aardwolf; only Aardvark has a captured plain extract.
-    let srcs = vec![wiki(web.wiki_en.url("/w/api.php"), WikiText::Extracts, 3)];
+    let srcs = vec![mediawiki(
+        &web.wiki_en.url("/w/api.php"),
+        WikiText::Extracts,
+        3,
+        None,
+    )];
     acquire(
         &srcs,
         &["aardvark".to_string()],
@@ -338,7 +337,10 @@ async fn duckduckgo_results_and_block_page() {
 
 #[test]
 fn duckduckgo_parser_on_the_real_capture() {
-    let html = include_str!("../src/demo/loopback/fixtures/duckduckgo/html_search_foo_page1.html");
+    let html = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/demo/loopback/fixtures/duckduckgo/html_search_foo_page1.html"
+    ));
     let base = url::Url::parse("https://html.duckduckgo.com/html/?q=foo").unwrap();
     match parse_page(html, &base) {
         DdgPage::Results(r, next) => {
@@ -359,8 +361,10 @@ fn duckduckgo_parser_on_the_real_capture() {
 
 #[test]
 fn yandex_parser_on_the_documented_structure() {
-    let xml =
-        include_str!("../src/demo/loopback/fixtures/yandex/xml_response_structure_from_docs.xml");
+    let xml = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/demo/loopback/fixtures/yandex/xml_response_structure_from_docs.xml"
+    ));
     assert_eq!(
         parse_xml(xml).unwrap(),
         vec!["https://www.yandex.ru/".to_string()]

@@ -1,12 +1,10 @@
 //! Every source at once against the loopback web, as `collect demo` runs it.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use collect::acquire::{acquire, CollectEvents, MemoryFrontier, Payload, UrlState};
 use collect::demo::loopback::{LoopbackWeb, DEMO_KEYWORDS};
-use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_sources_together_offline() {

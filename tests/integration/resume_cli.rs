@@ -3,9 +3,11 @@
 
 use collect::demo::loopback::LoopbackWeb;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+
+use crate::common::{write, BIN};
 
 /// Main-site pages that are neither retried by design (faults) nor re-read on every run
 /// (robots.txt): each must be requested once per completed crawl.
@@ -21,22 +23,20 @@ const PLAIN_PAGES: &[&str] = &[
     "/utf8",
 ];
 
-fn topic(dir: &Path, web: &LoopbackWeb) -> std::path::PathBuf {
-    let p = dir.join("t.yaml");
-    std::fs::write(
-        &p,
-        format!(
+fn topic(dir: &Path, web: &LoopbackWeb) -> PathBuf {
+    write(
+        dir,
+        "t.yaml",
+        &format!(
             "name: resume\nlanguages: [ru, en]\nsources:\n  - {{kind: sites, urls: [\"{}\", \"{}\"], depth: 2, max_pages: 50}}\nfilter: {{min_words: 5, language: false}}\ncrawl: {{allow_private: true, per_host_rps: 4, timeout_secs: 5, retries: 1, backoff_ms: 50}}\n",
             web.main.url("/"),
             web.open.url("/")
         ),
     )
-    .unwrap();
-    p
 }
 
 fn build(topic: &Path, out: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_collect"));
+    let mut c = Command::new(BIN);
     c.args([
         "build",
         topic.to_str().unwrap(),

@@ -1,0 +1,20 @@
+//! The integration tests, as one binary: the crate is linked once, not once per file.
+//! One module per area; what they share is in `common`.
+//!
+//! `cargo test --test integration AREA::` runs one area, e.g. `acquire::sites::` or `grow::`.
+
+mod common;
+
+mod acquire;
+mod build_cli;
+mod demo_cli;
+mod eval_cli;
+mod grow;
+mod html_stress;
+mod mediawiki_build;
+mod postings_vs_naive;
+mod resume_cli;
+mod review_page;
+mod update_web;
+mod wikitext_articles;
+mod wikitext_stress;
