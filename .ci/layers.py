@@ -76,9 +76,10 @@ for m in modules:
 
 # 2. Stated layers (ARCHITECTURE.md, "Invariants").
 allowed = {
-    "acquire": set(),
+    "acquire": {"markup"},
     "canon": set(),
-    "clean": {"acquire"},
+    "markup": set(),
+    "clean": {"acquire", "markup"},
     "sign": {"canon"},
     "dedup": {"sign", "canon", "readers", "error"},
     "store": {"acquire", "sign", "error"},
@@ -97,10 +98,11 @@ for m in modules:
     if m not in ("cli", "workbench", "demo") and ({"workbench", "demo"} & graph[m]):
         failures.append(f"src/{m}: imports the workbench or the demo")
 
-# 3. clean/ and sign/ do no IO.
+# 3. clean/, sign/ and markup do no IO.
 io = r"\bstd::(fs|net|process)\b|\bFile::|\brusqlite\b|\breqwest\b|\btokio\b"
 forbid("clean", io, "clean/ does no IO")
 forbid("sign", io, "sign/ does no IO")
+forbid("markup", io, "markup does no IO")
 
 # 4. Only store/ speaks SQL.
 for f in SRC.rglob("*.rs"):

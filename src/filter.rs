@@ -2,6 +2,7 @@
 //! in a language outside the topic's stays in the store with its status and reason, so the
 //! report can count it and `collect explain` can say why (docs/method.md §9).
 
+use crate::clean::Defect;
 use crate::store::Status;
 use serde::Deserialize;
 
@@ -28,13 +29,18 @@ impl Default for FilterSettings {
 }
 
 /// Status and reason of a cleaned text of `words` words detected as `lang`; `languages` are
-/// the topic's. `Pending` means it goes on to dedup.
+/// the topic's. `Pending` means it goes on to dedup. A body the cleaner could not read
+/// (`defect`) is kept out with the defect as its reason, before any other rule.
 pub fn verdict(
     settings: &FilterSettings,
     languages: &[String],
     words: u64,
     lang: Option<&str>,
+    defect: Option<Defect>,
 ) -> (Status, Option<String>) {
+    if let Some(d) = defect {
+        return (Status::Filtered, Some(d.as_str().to_string()));
+    }
     if words < settings.min_words as u64 {
         return (
             Status::Short,
@@ -72,12 +78,31 @@ mod tests {
             language: true,
         };
         let langs = vec!["ru".to_string(), "en".to_string()];
-        assert_eq!(verdict(&s, &langs, 9, Some("en")).0, Status::Short);
-        assert_eq!(verdict(&s, &langs, 101, Some("en")).0, Status::Filtered);
-        let (st, why) = verdict(&s, &langs, 50, Some("fr"));
+        assert_eq!(verdict(&s, &langs, 9, Some("en"), None).0, Status::Short);
+        assert_eq!(
+            verdict(&s, &langs, 101, Some("en"), None).0,
+            Status::Filtered
+        );
+        let (st, why) = verdict(&s, &langs, 50, Some("fr"), None);
         assert_eq!(st, Status::Filtered);
         assert_eq!(why.as_deref(), Some("language fr not in topic languages"));
-        assert_eq!(verdict(&s, &langs, 50, None), (Status::Pending, None));
-        assert_eq!(verdict(&s, &langs, 50, Some("ru")), (Status::Pending, None));
+        assert_eq!(verdict(&s, &langs, 50, None, None), (Status::Pending, None));
+        assert_eq!(
+            verdict(&s, &langs, 50, Some("ru"), None),
+            (Status::Pending, None)
+        );
+    }
+
+    #[test]
+    fn unreadable_bodies_are_kept_out_with_their_defect_before_any_other_rule() {
+        let s = FilterSettings::default();
+        let langs = vec!["en".to_string()];
+        for (d, name) in [
+            (Defect::TooComplex, "too-complex"),
+            (Defect::NotText, "not-text"),
+        ] {
+            let (st, why) = verdict(&s, &langs, 0, None, Some(d));
+            assert_eq!((st, why.as_deref()), (Status::Filtered, Some(name)));
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod clean;
 pub mod collection;
 pub mod dedup;
 pub mod filter;
+pub mod markup;
 pub mod readers;
 pub mod review;
 pub mod sign;

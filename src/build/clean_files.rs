@@ -100,7 +100,13 @@ pub fn run(inputs: &[PathBuf], kind: Kind, lang: &str, out: Option<&Path>) -> Re
                 url: None,
                 lang: Some(lang),
             };
-            let (_, text) = clean::cleaner_for(payload_of(kind, file)).clean(&body, &ctx);
+            let text = match clean::clean_text(payload_of(kind, file), &body, &ctx) {
+                Ok((_, text)) => text,
+                Err(defect) => {
+                    eprintln!("warning: {}: {}; no text", file.display(), defect.as_str());
+                    String::new()
+                }
+            };
             if let Some(dir) = out {
                 let dst = dir.join(output_name(rel));
                 if let Some(parent) = dst.parent() {

@@ -78,6 +78,7 @@ impl<'a> Preparer<'a> {
                         self.languages,
                         words,
                         cleaned.lang.as_deref(),
+                        cleaned.defect,
                     );
                     // Detectors weighing words by the collection are signed by the build's
                     // dedup pass, once the whole collection is known.

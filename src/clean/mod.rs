@@ -15,6 +15,27 @@ pub struct Cleaned {
     pub text: String,
     /// Detected language (ISO 639-1), when detection is confident.
     pub lang: Option<String>,
+    /// Why the body gave no text to judge, when it did not.
+    pub defect: Option<Defect>,
+}
+
+/// Why a body gives no text: the filter stage keeps such documents out with this as the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Defect {
+    /// Its parse ran out of its time budget (`crate::markup::Limits`).
+    TooComplex,
+    /// Binary bytes under a text type (`crate::markup::looks_binary`).
+    NotText,
+}
+
+impl Defect {
+    /// The reason's name in statuses and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Defect::TooComplex => crate::markup::TooComplex::REASON,
+            Defect::NotText => "not-text",
+        }
+    }
 }
 
 /// What a cleaner knows besides the body.
@@ -29,7 +50,8 @@ pub struct CleanContext<'a> {
 /// Turns one kind of raw body into plain text.
 pub trait Cleaner: Send + Sync {
     /// Cleans `body`; returns the title found in it, if any, and the text.
-    fn clean(&self, body: &str, ctx: &CleanContext<'_>) -> (Option<String>, String);
+    fn clean(&self, body: &str, ctx: &CleanContext<'_>)
+        -> Result<(Option<String>, String), Defect>;
 }
 
 /// The cleaner for a payload kind.
@@ -43,9 +65,35 @@ pub fn cleaner_for(payload: Payload) -> &'static dyn Cleaner {
 
 /// Cleans a body of the given kind and detects its language.
 pub fn clean(payload: Payload, body: &str, ctx: &CleanContext<'_>) -> Cleaned {
-    let (title, text) = cleaner_for(payload).clean(body, ctx);
-    let lang = detect_language(&text);
-    Cleaned { title, text, lang }
+    match clean_text(payload, body, ctx) {
+        Ok((title, text)) => {
+            let lang = detect_language(&text);
+            Cleaned {
+                title,
+                text,
+                lang,
+                defect: None,
+            }
+        }
+        Err(defect) => Cleaned {
+            title: None,
+            text: String::new(),
+            lang: None,
+            defect: Some(defect),
+        },
+    }
+}
+
+/// Title and text of a body of the given kind, or why it has none.
+pub fn clean_text(
+    payload: Payload,
+    body: &str,
+    ctx: &CleanContext<'_>,
+) -> Result<(Option<String>, String), Defect> {
+    if crate::markup::looks_binary(body) {
+        return Err(Defect::NotText);
+    }
+    cleaner_for(payload).clean(body, ctx)
 }
 
 /// ISO 639-1 code of the text's language (whatlang), or None when unsure.

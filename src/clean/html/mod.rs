@@ -18,8 +18,9 @@
 //!
 //! The phases, in the order [`extract`] runs them:
 //!
-//! 1. `parse.rs`: the size cut, the nesting guard (a rough tag scanner that
-//!    flattens hostile nesting before html5ever sees it) and the parse.
+//! 1. `crate::markup::parse_html`: the size cut, the nesting guard (a rough
+//!    tag scanner that flattens hostile nesting before html5ever sees it), the
+//!    time budget and the parse, shared with every other HTML parse.
 //! 2. `arena.rs`: the DOM copied into the flat arena, with the page's
 //!    metadata (titles, site name, descriptions; `jsonld.rs` reads
 //!    `articleBody` out of JSON-LD) and subtree text sizes.
@@ -42,15 +43,14 @@ mod container;
 mod hints;
 mod jsonld;
 mod lines;
-mod parse;
 #[cfg(test)]
 mod tests;
 mod title;
 mod whitespace;
 
+use crate::markup::{self, Limits, TooComplex};
 use arena::Page;
 use lines::{drop_furniture_lines, drop_repeated_runs};
-use parse::{limit_nesting, parse, truncate_at_char_boundary, MAX_DEPTH};
 use whitespace::{count_chars, normalize_space};
 
 /// Main text and title extracted from one HTML page.
@@ -62,15 +62,19 @@ pub struct Extracted {
     pub text: String,
 }
 
-/// Larger inputs are cut: parsing time and memory grow with the input, and no
-/// real article needs more.
-const MAX_INPUT_BYTES: usize = 8 << 20;
-
-/// Extracts the author's main text: paragraphs separated by a blank line, headings and list items on their own lines.
+/// Extracts the author's main text: paragraphs separated by a blank line, headings and list
+/// items on their own lines. A page over the parse's limits gives no text.
 pub fn extract(html: &str, url: Option<&str>) -> Extracted {
-    let html = truncate_at_char_boundary(html, MAX_INPUT_BYTES);
-    let html = limit_nesting(html, MAX_DEPTH);
-    let doc = parse(&html);
+    extract_within(html, url, &Limits::PAGE).unwrap_or_default()
+}
+
+/// [`extract`] within explicit parse limits; `Err` when the page is over its time budget.
+pub fn extract_within(
+    html: &str,
+    url: Option<&str>,
+    limits: &Limits,
+) -> Result<Extracted, TooComplex> {
+    let doc = markup::parse_html(html, limits)?;
     let mut page = Page::build(&doc);
     page.mark_boilerplate(true);
     page.compute_sizes();
@@ -95,7 +99,7 @@ pub fn extract(html: &str, url: Option<&str>) -> Extracted {
     if let Some(body) = page.ld_body.as_deref() {
         let body = paragraphs(body);
         if count_chars(&body) > 2 * chars.max(100) {
-            return Extracted { title, text: body };
+            return Ok(Extracted { title, text: body });
         }
     }
     if chars < 100 {
@@ -107,7 +111,7 @@ pub fn extract(html: &str, url: Option<&str>) -> Extracted {
         }
     }
     let text = drop_repeated_runs(drop_furniture_lines(text));
-    Extracted { title, text }
+    Ok(Extracted { title, text })
 }
 
 /// Turns plain text with newlines into paragraphs separated by blank lines.
@@ -129,8 +133,13 @@ fn paragraphs(s: &str) -> String {
 pub struct HtmlCleaner;
 
 impl super::Cleaner for HtmlCleaner {
-    fn clean(&self, body: &str, ctx: &super::CleanContext<'_>) -> (Option<String>, String) {
-        let e = extract(body, ctx.url);
-        (e.title, super::tidy_paragraphs(&e.text))
+    fn clean(
+        &self,
+        body: &str,
+        ctx: &super::CleanContext<'_>,
+    ) -> Result<(Option<String>, String), super::Defect> {
+        let e =
+            extract_within(body, ctx.url, &Limits::PAGE).map_err(|_| super::Defect::TooComplex)?;
+        Ok((e.title, super::tidy_paragraphs(&e.text)))
     }
 }

@@ -146,8 +146,12 @@ fn normalize_heading(s: &str) -> String {
 pub struct WikitextCleaner;
 
 impl super::Cleaner for WikitextCleaner {
-    fn clean(&self, body: &str, ctx: &super::CleanContext<'_>) -> (Option<String>, String) {
+    fn clean(
+        &self,
+        body: &str,
+        ctx: &super::CleanContext<'_>,
+    ) -> Result<(Option<String>, String), super::Defect> {
         let opts = WikitextOptions::for_lang(ctx.lang.unwrap_or("en"));
-        (None, super::tidy_paragraphs(&wikitext_to_text(body, &opts)))
+        Ok((None, super::tidy_paragraphs(&wikitext_to_text(body, &opts))))
     }
 }
