@@ -104,6 +104,12 @@ forbid("clean", io, "clean/ does no IO")
 forbid("sign", io, "sign/ does no IO")
 forbid("markup", io, "markup does no IO")
 
+# 3b. Every HTML parse goes through markup::parse_html (size cut, nesting guard, time budget).
+for f in SRC.rglob("*.rs"):
+    if f != SRC / "markup.rs":
+        forbid([f], r"\bparse_document\b|\bHtml::parse_|\bparse_fragment\b",
+               "HTML is parsed only by markup::parse_html")
+
 # 4. Only store/ speaks SQL.
 for f in SRC.rglob("*.rs"):
     if "store" not in f.relative_to(SRC).parts[:1]:

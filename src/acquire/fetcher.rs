@@ -20,6 +20,7 @@ use super::config::CrawlConfig;
 use super::frontier::{lock, FetchedPage, Payload, SkipReason};
 use super::policy::{is_forbidden_ip, is_metadata_ip};
 use super::urls::{host_key, normalize, origin_key};
+use crate::markup;
 
 /// Result of fetching one page.
 #[derive(Debug, Clone)]
@@ -567,75 +568,89 @@ impl Fetcher {
                     resp.status.as_u16()
                 ));
             }
-            return self.to_page(&u, resp, kind);
+            // Decompressing, charset detection and the title scan are CPU work on up to
+            // `max_body_bytes`: off the runtime, so a hostile page delays only itself.
+            let cap = self.cfg.max_body_bytes;
+            let at = u.clone();
+            return tokio::task::spawn_blocking(move || page_from(&at, resp, kind, cap))
+                .await
+                .unwrap_or_else(|e| PageOutcome::Failed(format!("internal: {u}: {e}")));
         }
     }
+}
 
-    fn to_page(&self, u: &Url, resp: ApiResponse, kind: FetchKind) -> PageOutcome {
-        let ct = resp
-            .headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let mime = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        let payload = match (kind, mime.as_str()) {
-            (FetchKind::Page, "text/html" | "application/xhtml+xml") => Payload::Html,
-            (FetchKind::Page, "text/plain") => Payload::PlainText,
-            (FetchKind::Page, "") if looks_like_html(&resp.body) => Payload::Html,
-            (FetchKind::Sitemap, _) => Payload::PlainText,
-            _ => {
-                return PageOutcome::Skipped(
-                    SkipReason::ContentType,
-                    format!(
-                        "{u}: content type {:?} is not HTML or plain text",
-                        if ct.is_empty() { "none" } else { &ct }
-                    ),
-                )
-            }
+/// The fetched document in a successful answer, or why there is none.
+fn page_from(u: &Url, resp: ApiResponse, kind: FetchKind, max_body_bytes: u64) -> PageOutcome {
+    let ct = resp
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let mime = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let payload = match (kind, mime.as_str()) {
+        (FetchKind::Page, "text/html" | "application/xhtml+xml") => Payload::Html,
+        (FetchKind::Page, "text/plain") => Payload::PlainText,
+        (FetchKind::Page, "") if looks_like_html(&resp.body) => Payload::Html,
+        (FetchKind::Sitemap, _) => Payload::PlainText,
+        _ => {
+            return PageOutcome::Skipped(
+                SkipReason::ContentType,
+                format!(
+                    "{u}: content type {:?} is not HTML or plain text",
+                    if ct.is_empty() { "none" } else { &ct }
+                ),
+            )
+        }
+    };
+    let tld = u
+        .host_str()
+        .and_then(|h| h.rsplit('.').next())
+        .map(|s| s.to_string());
+    let body = if kind == FetchKind::Sitemap && resp.body.starts_with(&[0x1f, 0x8b]) {
+        // sitemap.xml.gz arrives gzipped without Content-Encoding.
+        let mut sink = match CappedSink::new("gzip", max_body_bytes, u) {
+            Ok(s) => s,
+            Err(_) => return PageOutcome::Failed(format!("gzip: {u}")),
         };
-        let tld = u
-            .host_str()
-            .and_then(|h| h.rsplit('.').next())
-            .map(|s| s.to_string());
-        let body = if kind == FetchKind::Sitemap && resp.body.starts_with(&[0x1f, 0x8b]) {
-            // sitemap.xml.gz arrives gzipped without Content-Encoding.
-            let mut sink = match CappedSink::new("gzip", self.cfg.max_body_bytes, u) {
-                Ok(s) => s,
-                Err(_) => return PageOutcome::Failed(format!("gzip: {u}")),
-            };
-            match sink.write(&resp.body).and_then(|_| sink.finish()) {
-                Ok(b) => b,
-                Err(ExchangeError::Skip(r, m)) => return PageOutcome::Skipped(r, m),
-                Err(ExchangeError::Fail(m)) => return PageOutcome::Failed(m),
-            }
-        } else {
-            resp.body
-        };
-        let (text, _) = charset::decode(&body, &ct, payload == Payload::Html, tld.as_deref());
-        let title = if payload == Payload::Html {
-            html_title(&text)
-        } else {
-            None
-        };
-        PageOutcome::Fetched(FetchedPage {
-            final_url: u.to_string(),
-            title,
-            body: text,
-            payload,
-            content_type: if ct.is_empty() {
-                "text/html".into()
-            } else {
-                ct
-            },
-            fetched_at: now_secs(),
-        })
+        match sink.write(&resp.body).and_then(|_| sink.finish()) {
+            Ok(b) => b,
+            Err(ExchangeError::Skip(r, m)) => return PageOutcome::Skipped(r, m),
+            Err(ExchangeError::Fail(m)) => return PageOutcome::Failed(m),
+        }
+    } else {
+        resp.body
+    };
+    let decoded = charset::decode(&body, &ct, payload == Payload::Html, tld.as_deref());
+    if kind == FetchKind::Page && markup::looks_binary(&decoded.text) {
+        return PageOutcome::Skipped(
+            SkipReason::NotText,
+            format!("{u}: binary content served as {ct:?}"),
+        );
     }
+    let title = if payload == Payload::Html {
+        html_title(&decoded.text)
+    } else {
+        None
+    };
+    PageOutcome::Fetched(FetchedPage {
+        final_url: u.to_string(),
+        title,
+        body: decoded.text,
+        charset_note: decoded.note,
+        payload,
+        content_type: if ct.is_empty() {
+            "text/html".into()
+        } else {
+            ct
+        },
+        fetched_at: now_secs(),
+    })
 }
 
 fn closed<E>(_: E) -> ExchangeError {
@@ -648,13 +663,50 @@ fn looks_like_html(b: &[u8]) -> bool {
     t.starts_with("<!doctype html") || t.starts_with("<html") || t.contains("<head")
 }
 
-/// `<title>` text, whitespace collapsed.
+/// `<title>` text, whitespace collapsed. A title is raw text (no child elements), so it is
+/// found by a scan for its tags, and only that slice is parsed (for its character
+/// references): the page itself is never parsed here, so its size and nesting cost nothing.
 pub fn html_title(html: &str) -> Option<String> {
-    let doc = scraper::Html::parse_document(html);
+    let lower_at = |i: usize, tag: &str| {
+        html.as_bytes()
+            .get(i..i + tag.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(tag.as_bytes()))
+    };
+    let mut from = 0;
+    let open = loop {
+        let i = from + html.get(from..)?.find('<')?;
+        if lower_at(i, "<title")
+            && matches!(
+                html.as_bytes().get(i + 6),
+                Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'/')
+            )
+        {
+            break i;
+        }
+        if lower_at(i, "<body") {
+            return None;
+        }
+        from = i + 1;
+    };
+    let start = open + html[open..].find('>')? + 1;
+    let len = html[start..]
+        .char_indices()
+        .find(|&(i, c)| c == '<' && lower_at(start + i, "</title"))
+        .map_or(html.len() - start, |(i, _)| i)
+        .min(4096);
+    let raw = &html[start..start + floor_char_boundary(&html[start..], len)];
+    let doc = markup::parse_html(&format!("<title>{raw}</title>"), &markup::Limits::PAGE).ok()?;
     let sel = scraper::Selector::parse("title").ok()?;
     let t = doc.select(&sel).next()?.text().collect::<String>();
     let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
     (!t.is_empty()).then_some(t)
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// Parses Retry-After as seconds or an HTTP date.
@@ -820,6 +872,68 @@ impl<'a> CappedSink<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_are_scanned_not_parsed() {
+        assert_eq!(
+            html_title(
+                "<html><head><TITLE lang=en>\n Dogs &amp; cats &#8212; a\tguide </TITLE></head>"
+            ),
+            Some("Dogs & cats \u{2014} a guide".into())
+        );
+        assert_eq!(html_title("<html><body><title>late</title>"), None);
+        assert_eq!(html_title("<titles>x</titles><title></title>"), None);
+        assert_eq!(
+            html_title("<title>unclosed, до конца"),
+            Some("unclosed, до конца".into())
+        );
+        // The page that stalled a crawl: 200k unclosed <div>s after the title, and 2 MiB of
+        // '<' that each start no tag. The scan reads each byte once.
+        let hostile = format!(
+            "<title>deep</title>{}{}",
+            "<div>".repeat(200_000),
+            "<".repeat(2 << 20)
+        );
+        let started = Instant::now();
+        assert_eq!(html_title(&hostile), Some("deep".into()));
+        assert_eq!(html_title(&hostile[19..]), None);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn binary_under_a_text_type_is_not_text() {
+        let mut seed = 7u32;
+        let noise: Vec<u8> = (0..50_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (seed >> 16) as u8
+            })
+            .collect();
+        let u = Url::parse("http://a.example/x").unwrap();
+        for ct in [
+            "text/html",
+            "text/html; charset=utf-8",
+            "text/plain; charset=iso-8859-1",
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+            let resp = ApiResponse {
+                status: StatusCode::OK,
+                headers,
+                body: noise.clone(),
+            };
+            match page_from(&u, resp, FetchKind::Page, 1 << 20) {
+                PageOutcome::Skipped(SkipReason::NotText, m) => {
+                    assert!(m.contains("binary"), "{m}")
+                }
+                other => panic!("{ct}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn retry_after_forms() {

@@ -31,6 +31,9 @@ pub struct FetchedPage {
     pub payload: Payload,
     /// Content type as received, e.g. `text/html; charset=windows-1251`.
     pub content_type: String,
+    /// Set when the declared charset was overruled by detection (`charset::Decoded::note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charset_note: Option<String>,
     /// Seconds since the Unix epoch.
     pub fetched_at: u64,
 }
@@ -59,6 +62,8 @@ pub enum SkipReason {
     PageLimit,
     /// Wiki page does not exist.
     Missing,
+    /// Binary bytes under a text content type.
+    NotText,
 }
 
 impl SkipReason {
@@ -75,6 +80,7 @@ impl SkipReason {
             SkipReason::BadUrl => "bad-url",
             SkipReason::PageLimit => "page-limit",
             SkipReason::Missing => "missing",
+            SkipReason::NotText => "not-text",
         }
     }
 }

@@ -795,6 +795,7 @@ mod tests {
             body: "<p>тело</p>".into(),
             payload: Payload::Html,
             content_type: "text/html".into(),
+            charset_note: None,
             fetched_at: 1,
         });
         f.record(&rec).unwrap();

@@ -9,6 +9,7 @@ mod acquire;
 mod build_cli;
 mod demo_cli;
 mod eval_cli;
+mod fault_zoo;
 mod grow;
 mod html_stress;
 mod mediawiki_build;

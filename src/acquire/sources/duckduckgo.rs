@@ -9,6 +9,7 @@ use url::Url;
 use super::{endpoint, paged_plan, RunCtx, Source};
 use crate::acquire::config::DuckDuckGoConfig;
 use crate::acquire::report::PlannedQuery;
+use crate::markup::{self, Limits};
 
 /// The `duckduckgo` source.
 pub struct DuckDuckGo {
@@ -43,7 +44,10 @@ pub fn parse_page(html: &str, base: &Url) -> DdgPage {
     {
         return DdgPage::Blocked;
     }
-    let doc = Html::parse_document(html);
+    // A results page over its parse budget has no results to give.
+    let Ok(doc) = markup::parse_html(html, &Limits::PAGE) else {
+        return DdgPage::Results(Vec::new(), None);
+    };
     let (Ok(result), Ok(link)) = (
         Selector::parse("div.result"),
         Selector::parse("a.result__a"),
@@ -137,7 +141,10 @@ impl DuckDuckGo {
         let page = if r.status.as_u16() == 202 {
             DdgPage::Blocked
         } else {
-            parse_page(&r.text(), u)
+            let (text, base) = (r.text(), u.clone());
+            tokio::task::spawn_blocking(move || parse_page(&text, &base))
+                .await
+                .map_err(|e| format!("internal: {u}: {e}"))?
         };
         match page {
             DdgPage::Blocked => {

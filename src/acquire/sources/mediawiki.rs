@@ -321,6 +321,7 @@ impl MediaWiki {
                             body: text.clone(),
                             payload,
                             content_type: ct.to_string(),
+                            charset_note: None,
                             fetched_at: std::time::SystemTime::now()
                                 .duration_since(std::time::UNIX_EPOCH)
                                 .map(|d| d.as_secs())

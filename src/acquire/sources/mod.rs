@@ -165,7 +165,12 @@ impl RunCtx<'_> {
         out: PageOutcome,
     ) -> anyhow::Result<Option<FetchedPage>> {
         let (state, page) = match out {
-            PageOutcome::Fetched(p) => (UrlState::Fetched, Some(p)),
+            PageOutcome::Fetched(p) => {
+                if let Some(note) = &p.charset_note {
+                    self.warn(format!("{u}: {note}"));
+                }
+                (UrlState::Fetched, Some(p))
+            }
             PageOutcome::Skipped(r, _m) => (UrlState::Skipped(r), None),
             PageOutcome::Failed(m) => (UrlState::Failed(m), None),
         };

@@ -1,19 +1,22 @@
 //! Expert start URLs crawled same-site, breadth-first, with sitemap discovery.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::StreamExt;
 use quick_xml::events::Event;
-use scraper::{Html, Selector};
+use scraper::Selector;
+use tokio::sync::OnceCell;
 use url::Url;
 
 use super::{Claim, RunCtx, Source};
 use crate::acquire::config::SitesConfig;
 use crate::acquire::fetcher::{FetchKind, PageOutcome};
-use crate::acquire::frontier::{FetchedPage, Payload, UrlState};
+use crate::acquire::frontier::{lock, FetchedPage, Payload, UrlState};
 use crate::acquire::report::PlannedQuery;
 use crate::acquire::urls::{host_key, normalize, normalize_str};
+use crate::markup::{self, Limits};
 
 /// Nested sitemaps read per site (sitemap indexes can list thousands).
 const MAX_SITEMAPS: usize = 10;
@@ -30,6 +33,9 @@ pub struct Sites {
     name: String,
     cfg: SitesConfig,
     starts: Vec<Url>,
+    /// Page URLs from each host's sitemaps, read once per run however many start URLs the
+    /// host has.
+    sitemap_pages: Mutex<HashMap<String, Arc<OnceCell<Vec<Url>>>>>,
 }
 
 /// `<loc>` entries of a sitemap and whether it is a sitemap index.
@@ -81,7 +87,16 @@ pub fn parse_sitemap(xml: &str) -> (Vec<String>, bool) {
     (locs, index)
 }
 
-/// Links of an HTML page to any of `hosts` (host:port keys), normalised.
+/// [`same_site_links`] off the async runtime: a page's parse is CPU work that must delay
+/// only itself.
+async fn links_off_runtime(page: FetchedPage, hosts: Vec<String>) -> Vec<Url> {
+    tokio::task::spawn_blocking(move || same_site_links(&page, &hosts))
+        .await
+        .unwrap_or_default()
+}
+
+/// Links of an HTML page to any of `hosts` (host:port keys), normalised. A page over its
+/// parse budget gives none (the cleaner records it as too complex).
 pub fn same_site_links(page: &FetchedPage, hosts: &[String]) -> Vec<Url> {
     if page.payload != Payload::Html {
         return Vec::new();
@@ -89,7 +104,9 @@ pub fn same_site_links(page: &FetchedPage, hosts: &[String]) -> Vec<Url> {
     let Ok(base) = Url::parse(&page.final_url) else {
         return Vec::new();
     };
-    let doc = Html::parse_document(&page.body);
+    let Ok(doc) = markup::parse_html(&page.body, &Limits::PAGE) else {
+        return Vec::new();
+    };
     let Ok(sel) = Selector::parse("a[href]") else {
         return Vec::new();
     };
@@ -154,7 +171,29 @@ impl Sites {
                 format!("no usable start URL ({}); source skipped", bad.join("; "))
             });
         }
-        Ok(Sites { name, cfg, starts })
+        Ok(Sites {
+            name,
+            cfg,
+            starts,
+            sitemap_pages: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Page URLs from the sitemaps of `start`'s host, read at most once per run.
+    async fn sitemap_pages(
+        &self,
+        ctx: &RunCtx<'_>,
+        start: &Url,
+        host: &str,
+    ) -> anyhow::Result<Vec<Url>> {
+        let cell = lock(&self.sitemap_pages)
+            .entry(host.to_string())
+            .or_default()
+            .clone();
+        let pages = cell
+            .get_or_try_init(|| self.sitemap_urls(ctx, start, host))
+            .await?;
+        Ok(pages.clone())
     }
 
     /// Page URLs from robots.txt `Sitemap:` lines and `/sitemap.xml`.
@@ -228,7 +267,7 @@ impl Sites {
         let mut level: Vec<Url> = vec![start.clone()];
         let mut later: Vec<Url> = Vec::new();
         if self.cfg.sitemaps && self.cfg.depth > 0 {
-            later = self.sitemap_urls(ctx, start, &host).await?;
+            later = self.sitemap_pages(ctx, start, &host).await?;
         }
         let mut count = 0usize;
         let conc = ctx.fetcher.config().concurrency.max(1);
@@ -254,9 +293,9 @@ impl Sites {
                     Claim::Done(rec) => {
                         count += 1;
                         // Resume: links come from the stored body, nothing is re-fetched.
-                        if let (UrlState::Fetched, Some(p)) = (&rec.state, &rec.fetched) {
-                            adopt_final_host(&mut hosts, p, depth);
-                            next.extend(same_site_links(p, &hosts));
+                        if let (UrlState::Fetched, Some(p)) = (rec.state, rec.fetched) {
+                            adopt_final_host(&mut hosts, &p, depth);
+                            next.extend(links_off_runtime(p, hosts.clone()).await);
                         }
                     }
                     Claim::Taken => {}
@@ -272,7 +311,7 @@ impl Sites {
                 if let Some(p) = ctx.finish_page(&u, None, out)? {
                     adopt_final_host(&mut hosts, &p, depth);
                     if depth < self.cfg.depth {
-                        next.extend(same_site_links(&p, &hosts));
+                        next.extend(links_off_runtime(p, hosts.clone()).await);
                     }
                 }
             }
@@ -343,6 +382,7 @@ mod tests {
                 .into(),
             payload: Payload::Html,
             content_type: "text/html".into(),
+            charset_note: None,
             fetched_at: 0,
         };
         let l: Vec<String> = same_site_links(&page, &["a.example:443".to_string()])
