@@ -56,6 +56,12 @@ pub fn run(a: &DoctorArgs, json: bool) -> Result<()> {
     }
     if d.healthy() {
         Ok(())
+    } else if !d.store.path.exists() {
+        Err(bad_input(format!(
+            "{}: the store file is missing; `collect doctor {} --rebuild --topic TOPIC.yaml` rebuilds it from manifest.jsonl and docs/",
+            d.store.path.display(),
+            a.dir.display()
+        )))
     } else {
         Err(bad_input(format!(
             "{}: the store is corrupt; nothing was changed; `collect doctor {} --rebuild --topic TOPIC.yaml` rebuilds it (the damaged file is kept aside)",

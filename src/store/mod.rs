@@ -1016,11 +1016,50 @@ mod tests {
     }
 
     #[test]
+    fn read_only_open_creates_nothing_and_refuses_an_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert!(!p.exists(), "a read created the store");
+        std::fs::write(&p, b"").unwrap();
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert!(e.downcast_ref::<StoreCorrupt>().is_some(), "{e:#}");
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_value_that_does_not_decode_is_corruption_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        s.insert_documents(run, &[(doc("a", "x y"), vec![1])])
+            .unwrap();
+        s.conn
+            .execute("UPDATE documents SET text = CAST(x'fffe' AS TEXT)", [])
+            .unwrap();
+        drop(s);
+        let s = Store::open_read_only(&p).unwrap();
+        let e = s.texts_with_status(Status::Pending).err().unwrap();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains("c.sqlite") && msg.contains("corrupt"), "{msg}");
+    }
+
+    #[test]
     fn garbage_file_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.sqlite");
         std::fs::write(&p, b"this is not sqlite at all, just some bytes........").unwrap();
         let e = Store::open(&p).err().unwrap();
         assert!(format!("{e:#}").contains("c.sqlite"), "{e:#}");
+        assert!(format!("{e:#}").contains("corrupt"), "{e:#}");
+        assert!(
+            std::fs::read(&p)
+                .unwrap()
+                .starts_with(b"this is not sqlite"),
+            "opening for writing changed a file that is not a store"
+        );
     }
 }
