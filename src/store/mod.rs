@@ -477,11 +477,10 @@ impl Store {
 
     /// A value from the meta table.
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
-            .at(&self.path)?)
+            .at(&self.path)
     }
 
     /// Sets a value in the meta table.

@@ -194,39 +194,36 @@ impl Store {
 
     /// Metadata of one document by id.
     pub fn document_meta(&self, id: &str) -> Result<Option<DocMeta>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 &format!("SELECT {META_COLS} FROM documents WHERE id = ?1"),
                 [id],
                 meta_row,
             )
             .optional()
-            .at(&self.path)?)
+            .at(&self.path)
     }
 
     /// Metadata of one document by row number.
     pub fn document_meta_by_num(&self, num: i64) -> Result<Option<DocMeta>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 &format!("SELECT {META_COLS} FROM documents WHERE num = ?1"),
                 [num],
                 meta_row,
             )
             .optional()
-            .at(&self.path)?)
+            .at(&self.path)
     }
 
     /// The cleaned text of one document.
     pub fn document_text(&self, id: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row("SELECT text FROM documents WHERE id = ?1", [id], |r| {
                 r.get(0)
             })
             .optional()
-            .at(&self.path)?)
+            .at(&self.path)
     }
 
     /// Ids and texts of all documents with a status, in id order (one scan, for bulk export).
@@ -307,15 +304,14 @@ impl Store {
 
     /// One pair by id.
     pub fn review_pair(&self, id: i64) -> Result<Option<ReviewPair>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 &format!("SELECT {PAIR_COLS} FROM pairs WHERE id = ?1"),
                 [id],
                 pair_row,
             )
             .optional()
-            .at(&self.path)?)
+            .at(&self.path)
     }
 
     /// Pairs that involve a document, ordered by id.
