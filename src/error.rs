@@ -21,9 +21,43 @@ pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
 
 /// Whether an error chain is the input's fault.
 pub fn is_bad_input(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.is::<BadInput>() || c.is::<TopicError>() || c.is::<CollectionExists>())
+    e.chain().any(|c| {
+        c.is::<BadInput>()
+            || c.is::<TopicError>()
+            || c.is::<CollectionExists>()
+            || c.is::<StoreCorrupt>()
+    })
 }
+
+/// A store that cannot be trusted: empty, truncated, not SQLite, or with rows that do not
+/// decode. A bad input rather than a failure, so that scripts stop instead of taking an
+/// empty answer for a real one; the message sends the user to `collect doctor`.
+#[derive(Debug)]
+pub struct StoreCorrupt {
+    /// The store file.
+    pub path: std::path::PathBuf,
+    /// What was found wrong.
+    pub what: String,
+}
+
+impl fmt::Display for StoreCorrupt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = self
+            .path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| std::path::Path::new("."));
+        write!(
+            f,
+            "{}: the store is corrupt ({}); it was left as it is; run `collect doctor {}` to see what can be recovered",
+            self.path.display(),
+            self.what,
+            dir.display()
+        )
+    }
+}
+
+impl std::error::Error for StoreCorrupt {}
 
 /// The collection a build was refused over: it exists and `update` is the way to grow it.
 #[derive(Debug)]

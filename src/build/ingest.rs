@@ -60,6 +60,18 @@ impl<'a> Preparer<'a> {
         }
     }
 
+    /// The signature stored with a cleaned text of this status: the one place that decides
+    /// what a stored document is signed with (`collect doctor --rebuild` signs through it too).
+    pub fn signature(&self, canon: &mut Canonicalizer, text: &str, status: Status) -> Vec<u64> {
+        // Filtered-out texts never meet the dedup stage; detectors weighing words by the
+        // collection are signed by the build's dedup pass, once the whole collection is known.
+        if !status.is_filtered_out() && !self.detector.needs_stats() {
+            self.detector.sign_doc(text, &canon.canonicalize(text))
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).
     pub fn prepare(&self, raw: Vec<RawDoc>) -> Vec<(Document, Vec<u64>)> {
         raw.into_par_iter()
@@ -80,14 +92,7 @@ impl<'a> Preparer<'a> {
                         cleaned.lang.as_deref(),
                         cleaned.defect,
                     );
-                    // Detectors weighing words by the collection are signed by the build's
-                    // dedup pass, once the whole collection is known.
-                    let sig = if status == Status::Pending && !self.detector.needs_stats() {
-                        self.detector
-                            .sign_doc(&cleaned.text, &canon.canonicalize(&cleaned.text))
-                    } else {
-                        Vec::new()
-                    };
+                    let sig = self.signature(canon, &cleaned.text, status);
                     let doc = Document {
                         id,
                         source: r.source,

@@ -7,6 +7,7 @@
 
 pub mod clean_files;
 pub mod ingest;
+pub mod rebuild;
 pub mod update;
 
 use crate::canon::{CanonText, Canonicalizer, StopWords};
@@ -63,12 +64,15 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
     let store_path = collection::store_path(&out);
     let mut resumed = false;
     if store_path.exists() {
-        let state = Store::open(&store_path)?.meta("build_state")?;
         if opts.force {
+            // Asked for in so many words: the old store goes, sound or not.
             collection::remove_collection_files(&out)?;
-        } else if state.as_deref() == Some("complete") {
-            return Err(CollectionExists(out).into());
         } else {
+            collection::refuse_emptied_store(&out)?;
+            let state = Store::open(&store_path)?.meta("build_state")?;
+            if state.as_deref() == Some("complete") {
+                return Err(CollectionExists(out).into());
+            }
             resumed = true;
         }
     }
@@ -154,11 +158,35 @@ fn dedup_all(
         .into_iter()
         .filter(|d| !d.status.is_filtered_out())
         .collect();
+    let pairs = pairs_among(store, &docs, stop, detector, thresholds)?;
+    let candidates: Vec<Candidate> = docs
+        .iter()
+        .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
+        .collect();
+    let (outcomes, stored) = settle(&candidates, &pairs);
+    store.record_dedup(run, &outcomes, &stored)
+}
+
+/// The engine's pairs among `docs` (stored, not filtered out), signed as the store holds them
+/// or, for detectors that weigh words by the collection, over `docs` now.
+fn pairs_among(
+    store: &Store,
+    docs: &[Document],
+    stop: &StopWords,
+    detector: &mut Box<dyn Detector>,
+    thresholds: &Thresholds,
+) -> Result<Vec<Pair>> {
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
-        sign_with_stats(&docs, stop, detector)
+        sign_with_stats(docs, stop, detector)
     } else {
         let mut stored: FxHashMap<String, Vec<u64>> = FxHashMap::default();
-        for st in [Status::Pending, Status::Kept, Status::Duplicate] {
+        // A build holds no dropped documents; a store rebuilt by `collect doctor` may.
+        for st in [
+            Status::Pending,
+            Status::Kept,
+            Status::Duplicate,
+            Status::Dropped,
+        ] {
             stored.extend(store.signatures(st)?);
         }
         docs.iter()
@@ -179,12 +207,7 @@ fn dedup_all(
             )
             .collect())
     })?;
-    let candidates: Vec<Candidate> = docs
-        .iter()
-        .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
-        .collect();
-    let (outcomes, stored) = settle(&candidates, &pairs);
-    store.record_dedup(run, &outcomes, &stored)
+    Ok(pairs)
 }
 
 /// What the keep rule reads of a document.

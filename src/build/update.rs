@@ -75,6 +75,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
             out.display()
         )));
     }
+    collection::refuse_emptied_store(&out)?;
     let mut store = Store::open(&store_path)?;
     if store.meta("build_state")?.as_deref() != Some("complete") {
         return Err(crate::error::bad_input(format!(

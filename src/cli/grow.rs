@@ -246,7 +246,7 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
         }
         ReviewCommand::Decide { id, decision, note } => {
             let d = *decision;
-            let mut store = review::open_collection(dir)?;
+            let mut store = review::open_collection_mut(dir)?;
             review::decide(&mut store, dir, *id, d, note.as_deref())?;
             if json {
                 println!(

@@ -1,6 +1,7 @@
 //! The `collect` command line.
 
 pub mod dedup;
+pub mod doctor;
 pub mod eval;
 pub mod grow;
 
@@ -101,6 +102,9 @@ enum Command {
     Serve(grow::ServeArgs),
     /// Export the texts in the collection as txt, jsonl or csv.
     Export(grow::ExportArgs),
+    /// Check a collection's store (exit 0 healthy, 2 damaged) and say what can be recovered;
+    /// `--rebuild --topic TOPIC.yaml` rebuilds a damaged or missing store.
+    Doctor(doctor::DoctorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -248,6 +252,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Explain(a) => grow::run_explain(a, cli.json),
         Command::Serve(a) => grow::run_serve(a),
         Command::Export(a) => grow::run_export(a, cli.quiet),
+        Command::Doctor(a) => doctor::run(a, cli.json),
     }
 }
 

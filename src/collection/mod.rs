@@ -5,6 +5,7 @@
 //! [`sync`] brings the directory in line with the store, [`report`] computes the figures and
 //! writes the report, [`export`] writes the kept texts in the user's formats.
 
+pub mod doctor;
 pub mod export;
 pub mod report;
 pub mod sync;
@@ -13,15 +14,82 @@ pub use export::{export_stream, export_txt, Format};
 pub use report::{counts, remember_topic, stored_topic, Counts, ReportTopic};
 pub use sync::{sync_collection, write_collection};
 
+use crate::error::{bad_input, StoreCorrupt};
+use crate::store::Store;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 /// The store's file name inside a collection directory.
 pub const STORE_FILE: &str = "collection.sqlite";
 
+/// The manifest's file name inside a collection directory.
+pub const MANIFEST_FILE: &str = "manifest.jsonl";
+
+/// The folder of the kept texts inside a collection directory.
+pub const DOCS_DIR: &str = "docs";
+
 /// The store of the collection in `dir`.
 pub fn store_path(dir: &Path) -> PathBuf {
     dir.join(STORE_FILE)
+}
+
+/// Whether `dir` holds the files a build writes beside the store (manifest or texts): then a
+/// store that is missing or empty has lost a collection rather than never held one.
+pub fn has_collection_files(dir: &Path) -> bool {
+    dir.join(MANIFEST_FILE).is_file() || dir.join(DOCS_DIR).is_dir()
+}
+
+/// Refuses a store file of 0 bytes beside a collection's files. SQLite takes an empty file
+/// for an empty database, so without this check a truncated store would read as a collection
+/// of no texts, and the first command that writes would lay a fresh schema over it.
+pub fn refuse_emptied_store(dir: &Path) -> Result<()> {
+    let path = store_path(dir);
+    let empty = std::fs::metadata(&path)
+        .map(|m| m.is_file() && m.len() == 0)
+        .unwrap_or(false);
+    if empty && has_collection_files(dir) {
+        return Err(StoreCorrupt {
+            path,
+            what: format!(
+                "the file is empty (0 bytes) while {MANIFEST_FILE} and {DOCS_DIR}/ hold a collection"
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// How a command uses a collection's store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only: the store is opened read-only and never created, migrated or written.
+    Read,
+    /// Records something (a review decision): the store is opened for writing.
+    Write,
+}
+
+/// Opens the store of the collection in `dir`, which must exist and be sound.
+pub fn open_store(dir: &Path, access: Access) -> Result<Store> {
+    let path = store_path(dir);
+    if !path.is_file() {
+        let hint = if has_collection_files(dir) {
+            format!(
+                " ({MANIFEST_FILE} and {DOCS_DIR}/ are there: `collect doctor {} --rebuild --topic TOPIC` rebuilds the store from them)",
+                dir.display()
+            )
+        } else {
+            " (pass the collection directory, e.g. --collection DIR)".to_string()
+        };
+        return Err(bad_input(format!(
+            "no collection at {}: no {STORE_FILE} there{hint}",
+            dir.display()
+        )));
+    }
+    refuse_emptied_store(dir)?;
+    match access {
+        Access::Read => Store::open_read_only(&path),
+        Access::Write => Store::open(&path),
+    }
 }
 
 /// Removes what `write_collection` and the store put in `dir` (for `build --force`).

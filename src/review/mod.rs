@@ -110,16 +110,15 @@ fn summarize(p: &ReviewPair, a: &DocMeta, b: &DocMeta) -> PairSummary {
     }
 }
 
-/// Opens the store of a collection directory; a clear error when there is none.
+/// Opens the store of a collection directory for reading only (listing, showing, explaining,
+/// exporting, stats): a read never creates or changes a store.
 pub fn open_collection(dir: &Path) -> Result<Store> {
-    let path = collection::store_path(dir);
-    if !path.exists() {
-        return Err(crate::error::bad_input(format!(
-            "{}: not a collection (no collection.sqlite); pass --collection DIR",
-            dir.display()
-        )));
-    }
-    Store::open(&path)
+    collection::open_store(dir, collection::Access::Read)
+}
+
+/// Opens the store of a collection directory to record a decision.
+pub fn open_collection_mut(dir: &Path) -> Result<Store> {
+    collection::open_store(dir, collection::Access::Write)
 }
 
 /// Every contained pair with its review status, by id; `filter` keeps one status.

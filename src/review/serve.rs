@@ -531,7 +531,7 @@ impl ReviewServer {
 
     /// Saves a decision and returns where to go next: the next pending pair, else the queue.
     fn decide(&self, id: i64, d: Decision, note: Option<&str>) -> Result<String> {
-        let mut store = review::open_collection(&self.dir)?;
+        let mut store = review::open_collection_mut(&self.dir)?;
         review::decide(&mut store, &self.dir, id, d, note)?;
         let pending: Vec<i64> = review::list(&store, Some(PairStatus::Pending))?
             .iter()

@@ -3,12 +3,14 @@
 //! One file per collection, WAL mode, schema versioned with `PRAGMA user_version`. Every change
 //! goes through a transaction, so a process killed at any moment leaves a consistent store.
 
+pub mod health;
 pub mod queries;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
+use crate::error::StoreCorrupt;
 use crate::sign::Verdict;
 use anyhow::{bail, Context, Result};
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
 
 /// Schema migrations; entry i brings the schema from version i to i + 1.
@@ -96,6 +98,62 @@ CREATE INDEX pairs_b ON pairs(b);
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The tables a store at [`SCHEMA_VERSION`] holds; one missing means the file is not (or no
+/// longer) a whole store.
+pub const TABLES: [&str; 7] = [
+    "meta",
+    "runs",
+    "documents",
+    "postings",
+    "pairs",
+    "urls",
+    "decisions",
+];
+
+/// Whether a SQLite error says the data itself is damaged, as opposed to the store being busy,
+/// full or unwritable: the file is not a database, a page is malformed, or a value stored
+/// does not decode into what the schema promises (text that is not UTF-8, a wrong type, an
+/// unknown status name).
+pub fn is_corruption(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => {
+            matches!(f.code, DatabaseCorrupt | NotADatabase)
+        }
+        rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..)
+        | rusqlite::Error::Utf8Error(..) => true,
+        _ => false,
+    }
+}
+
+/// A SQLite error met on the store at `path`, turned into one that names the file, and into a
+/// [`StoreCorrupt`] when the data is damaged, so that no command answers from a damaged store
+/// as if it were a sound one.
+pub fn store_error(path: &Path, e: rusqlite::Error) -> anyhow::Error {
+    if is_corruption(&e) {
+        StoreCorrupt {
+            path: path.to_path_buf(),
+            what: e.to_string(),
+        }
+        .into()
+    } else {
+        anyhow::Error::new(e).context(format!("{}: store query failed", path.display()))
+    }
+}
+
+/// `.at(path)` on a SQLite result: the error through [`store_error`].
+pub(crate) trait At<T> {
+    fn at(self, path: &Path) -> Result<T>;
+}
+
+impl<T> At<T> for rusqlite::Result<T> {
+    fn at(self, path: &Path) -> Result<T> {
+        self.map_err(|e| store_error(path, e))
+    }
+}
 
 /// Status of a document in the collection, as stored in `documents.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -277,20 +335,116 @@ pub(crate) fn nan_to_null(x: f64) -> Option<f64> {
 
 impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    ///
+    /// For the commands that write. A file that exists but is not a sound store is refused
+    /// before anything is written to it: migrating it would bury what it still holds.
     pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path)
-            .with_context(|| format!("{}: cannot open store", path.display()))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .and_then(|_| conn.pragma_update(None, "synchronous", "NORMAL"))
-            .and_then(|_| conn.pragma_update(None, "foreign_keys", "ON"))
-            .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(10)))
-            .with_context(|| format!("{}: not a usable SQLite store", path.display()))?;
+        let existed = path.exists();
+        let conn = Connection::open(path).at(path)?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
         };
+        if existed
+            && std::fs::metadata(path)
+                .map(|m| m.len() > 0)
+                .unwrap_or(false)
+        {
+            store.check_schema(true)?;
+        }
+        store
+            .conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .and_then(|_| store.conn.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|_| store.conn.pragma_update(None, "foreign_keys", "ON"))
+            .and_then(|_| store.conn.busy_timeout(std::time::Duration::from_secs(10)))
+            .at(path)?;
         store.migrate()?;
         Ok(store)
+    }
+
+    /// Opens the store at `path` for reading only: nothing is created, migrated or written,
+    /// so a read never changes a collection, damaged or not. The schema must be whole and
+    /// current; a store an older `collect` wrote is upgraded by the next command that writes.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if !path.is_file() {
+            return Err(crate::error::bad_input(format!(
+                "no collection at {}: the store file is missing",
+                path.display()
+            )));
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .at(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .at(path)?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.check_schema(false)?;
+        Ok(store)
+    }
+
+    /// Checks that the file is a store this `collect` can read: SQLite, a known schema
+    /// version, every table there. `older_ok`: a writer will migrate an older schema.
+    fn check_schema(&self, older_ok: bool) -> Result<()> {
+        let corrupt = |what: String| -> anyhow::Error {
+            StoreCorrupt {
+                path: self.path.clone(),
+                what,
+            }
+            .into()
+        };
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .at(&self.path)?;
+        if version > SCHEMA_VERSION {
+            bail!(crate::error::BadInput(format!(
+                "{}: store schema version {version} is newer than this collect understands ({SCHEMA_VERSION}); upgrade collect",
+                self.path.display()
+            )));
+        }
+        let tables = self.tables()?;
+        if version == 0 {
+            return Err(corrupt(if tables.is_empty() {
+                "no tables: the file is empty or was never a collection store".into()
+            } else {
+                format!("no schema version, tables {}", tables.join(", "))
+            }));
+        }
+        if version < SCHEMA_VERSION {
+            if older_ok {
+                return Ok(());
+            }
+            bail!(crate::error::BadInput(format!(
+                "{}: store schema version {version} was written by an older collect (this one reads {SCHEMA_VERSION}); run a command that writes (`collect update TOPIC`) to upgrade it",
+                self.path.display()
+            )));
+        }
+        let missing: Vec<&str> = TABLES
+            .iter()
+            .copied()
+            .filter(|t| !tables.iter().any(|have| have == t))
+            .collect();
+        if !missing.is_empty() {
+            return Err(corrupt(format!("missing tables: {}", missing.join(", "))));
+        }
+        Ok(())
+    }
+
+    /// Names of the tables in the file.
+    pub fn tables(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .at(&self.path)?;
+        let rows = stmt.query_map([], |r| r.get(0)).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+            .at(&self.path)
     }
 
     /// Path of the store file.
@@ -302,7 +456,7 @@ impl Store {
         let version: i64 = self
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .with_context(|| format!("{}: not a SQLite database", self.path.display()))?;
+            .at(&self.path)?;
         if version > SCHEMA_VERSION {
             bail!(
                 "{}: store schema version {version} is newer than this collect understands ({SCHEMA_VERSION}); upgrade collect",
@@ -310,31 +464,34 @@ impl Store {
             );
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self.conn.transaction()?;
+            let tx = self.conn.transaction().at(&self.path)?;
             tx.execute_batch(sql).with_context(|| {
                 format!("{}: migration to v{} failed", self.path.display(), i + 1)
             })?;
-            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-            tx.commit()?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)
+                .at(&self.path)?;
+            tx.commit().at(&self.path)?;
         }
         Ok(())
     }
 
     /// A value from the meta table.
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
+            .optional()
+            .at(&self.path)
     }
 
     /// Sets a value in the meta table.
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?1, ?2)
+        self.conn
+            .execute(
+                "INSERT INTO meta(key, value) VALUES (?1, ?2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            params![key, value],
-        )?;
+                params![key, value],
+            )
+            .at(&self.path)?;
         Ok(())
     }
 
@@ -343,16 +500,18 @@ impl Store {
         self.conn.execute(
             "INSERT INTO runs(command, params, started_at, status) VALUES (?1, ?2, ?3, 'running')",
             params![command, params_json, now()],
-        )?;
+        ).at(&self.path)?;
         Ok(self.conn.last_insert_rowid())
     }
 
     /// Records the end of a run.
     pub fn finish_run(&self, run: i64, status: &str) -> Result<()> {
-        self.conn.execute(
-            "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
-            params![now(), status, run],
-        )?;
+        self.conn
+            .execute(
+                "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
+                params![now(), status, run],
+            )
+            .at(&self.path)?;
         Ok(())
     }
 
@@ -361,42 +520,46 @@ impl Store {
         Ok(self
             .conn
             .query_row("SELECT 1 FROM documents WHERE id = ?1", [id], |_| Ok(()))
-            .optional()?
+            .optional()
+            .at(&self.path)?
             .is_some())
     }
 
     /// Stores documents and their signatures in one transaction; already stored ids are skipped.
     /// Returns how many were new.
     pub fn insert_documents(&mut self, run: i64, docs: &[(Document, Vec<u64>)]) -> Result<usize> {
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.transaction().at(&self.path)?;
         let mut added = 0;
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
                     raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            )?;
-            let mut post =
-                tx.prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")?;
+            ).at(&self.path)?;
+            let mut post = tx
+                .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
+                .at(&self.path)?;
             for (d, sig) in docs {
-                let n = ins.execute(params![
-                    d.id,
-                    d.source,
-                    d.source_rank,
-                    d.locator,
-                    d.url,
-                    d.title,
-                    d.lang,
-                    d.raw_bytes as i64,
-                    d.text,
-                    d.words as i64,
-                    d.sha256,
-                    d.status,
-                    d.reason,
-                    d.duplicate_of,
-                    sig.len() as i64,
-                    run
-                ])?;
+                let n = ins
+                    .execute(params![
+                        d.id,
+                        d.source,
+                        d.source_rank,
+                        d.locator,
+                        d.url,
+                        d.title,
+                        d.lang,
+                        d.raw_bytes as i64,
+                        d.text,
+                        d.words as i64,
+                        d.sha256,
+                        d.status,
+                        d.reason,
+                        d.duplicate_of,
+                        sig.len() as i64,
+                        run
+                    ])
+                    .at(&self.path)?;
                 if n == 0 {
                     continue;
                 }
@@ -404,25 +567,28 @@ impl Store {
                 let num = tx.last_insert_rowid();
                 for &fp in sig {
                     // SQLite integers are signed: the u64 bit pattern is kept as is.
-                    post.execute(params![fp as i64, num])?;
+                    post.execute(params![fp as i64, num]).at(&self.path)?;
                 }
             }
         }
-        tx.commit()?;
+        tx.commit().at(&self.path)?;
         Ok(added)
     }
 
     /// Ids and signatures of the documents with the given status, ordered by id.
     pub fn signatures(&self, status: Status) -> Result<Vec<(String, Vec<u64>)>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT d.id, p.fp FROM documents d LEFT JOIN postings p ON p.doc = d.num
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.id, p.fp FROM documents d LEFT JOIN postings p ON p.doc = d.num
              WHERE d.status = ?1 ORDER BY d.id, p.fp",
-        )?;
-        let mut rows = stmt.query([status])?;
+            )
+            .at(&self.path)?;
+        let mut rows = stmt.query([status]).at(&self.path)?;
         let mut out: Vec<(String, Vec<u64>)> = Vec::new();
         while let Some(r) = rows.next()? {
-            let id: String = r.get(0)?;
-            let fp: Option<i64> = r.get(1)?;
+            let id: String = r.get(0).at(&self.path)?;
+            let fp: Option<i64> = r.get(1).at(&self.path)?;
             if out.last().map(|(last, _)| last != &id).unwrap_or(true) {
                 out.push((id, Vec::new()));
             }
@@ -442,26 +608,28 @@ impl Store {
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
                     sha256, status, reason, duplicate_of FROM documents
                     WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
-        let mut stmt = self.conn.prepare(sql)?;
-        let rows = stmt.query_map([status], |r| {
-            Ok(Document {
-                id: r.get(0)?,
-                source: r.get(1)?,
-                source_rank: r.get(2)?,
-                locator: r.get(3)?,
-                url: r.get(4)?,
-                title: r.get(5)?,
-                lang: r.get(6)?,
-                raw_bytes: r.get::<_, i64>(7)? as u64,
-                text: r.get(8)?,
-                words: r.get::<_, i64>(9)? as u64,
-                sha256: r.get(10)?,
-                status: r.get(11)?,
-                reason: r.get(12)?,
-                duplicate_of: r.get(13)?,
+        let mut stmt = self.conn.prepare(sql).at(&self.path)?;
+        let rows = stmt
+            .query_map([status], |r| {
+                Ok(Document {
+                    id: r.get(0)?,
+                    source: r.get(1)?,
+                    source_rank: r.get(2)?,
+                    locator: r.get(3)?,
+                    url: r.get(4)?,
+                    title: r.get(5)?,
+                    lang: r.get(6)?,
+                    raw_bytes: r.get::<_, i64>(7)? as u64,
+                    text: r.get(8)?,
+                    words: r.get::<_, i64>(9)? as u64,
+                    sha256: r.get(10)?,
+                    status: r.get(11)?,
+                    reason: r.get(12)?,
+                    duplicate_of: r.get(13)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Writes the outcome of a dedup pass in one transaction: statuses, `duplicate_of`, pairs.
@@ -471,9 +639,9 @@ impl Store {
         outcomes: &[Outcome],
         pairs: &[StoredPair],
     ) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        write_dedup(&tx, run, outcomes, pairs)?;
-        tx.commit()?;
+        let tx = self.conn.transaction().at(&self.path)?;
+        write_dedup(&tx, &self.path, run, outcomes, pairs)?;
+        tx.commit().at(&self.path)?;
         Ok(())
     }
 
@@ -481,35 +649,41 @@ impl Store {
     /// fetched pages and final failures stay.
     pub fn forget_listings(&self) -> Result<()> {
         self.conn
-            .execute("DELETE FROM urls WHERE state = 'listed'", [])?;
+            .execute("DELETE FROM urls WHERE state = 'listed'", [])
+            .at(&self.path)?;
         Ok(())
     }
 
     /// Acquisition figures per web source (empty for collections without web sources).
     pub fn url_counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
-        url_counts(&self.conn)
+        url_counts(&self.conn, &self.path)
     }
 
     /// All stored pairs, ordered by (a, b).
     pub fn pairs(&self) -> Result<Vec<StoredPair>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified
              FROM pairs ORDER BY a, b",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(StoredPair {
-                id: r.get(0)?,
-                a: r.get(1)?,
-                b: r.get(2)?,
-                inter: r.get(3)?,
-                resemblance: r.get(4)?,
-                cont_a_in_b: r.get::<_, Option<f64>>(5)?.unwrap_or(f64::NAN),
-                cont_b_in_a: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
-                verdict: r.get(7)?,
-                verified: r.get::<_, i64>(8)? != 0,
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(StoredPair {
+                    id: r.get(0)?,
+                    a: r.get(1)?,
+                    b: r.get(2)?,
+                    inter: r.get(3)?,
+                    resemblance: r.get(4)?,
+                    cont_a_in_b: r.get::<_, Option<f64>>(5)?.unwrap_or(f64::NAN),
+                    cont_b_in_a: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
+                    verdict: r.get(7)?,
+                    verified: r.get::<_, i64>(8)? != 0,
+                })
             })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 }
 
@@ -554,15 +728,19 @@ impl StoreFrontier {
     /// Fetched records of one source, ordered by URL.
     pub fn fetched(&self, source: &str) -> Result<Vec<UrlRecord>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT url, record FROM urls WHERE source = ?1 AND state = 'fetched' ORDER BY url",
-        )?;
-        let rows = stmt.query_map([source], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?;
+        let mut stmt = conn
+            .prepare(
+                "SELECT url, record FROM urls WHERE source = ?1 AND state = 'fetched' ORDER BY url",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([source], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .at(&self.path)?;
         let mut out = Vec::new();
         for row in rows {
-            let (url, json) = row?;
+            let (url, json) = row.at(&self.path)?;
             let rec: UrlRecord = serde_json::from_str(&json).with_context(|| {
                 format!(
                     "{}: frontier record of {url} is damaged",
@@ -576,20 +754,24 @@ impl StoreFrontier {
 
     /// Acquisition figures per source.
     pub fn counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
-        url_counts(&self.conn())
+        url_counts(&self.conn(), &self.path)
     }
 }
 
 /// Acquisition figures per source, from the `urls` table.
-fn url_counts(conn: &Connection) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
-    let mut stmt = conn.prepare(
-        "SELECT source, state, reason, COUNT(*) FROM urls GROUP BY source, state, reason",
-    )?;
-    let mut rows = stmt.query([])?;
+fn url_counts(
+    conn: &Connection,
+    path: &Path,
+) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
+    let mut stmt = conn
+        .prepare("SELECT source, state, reason, COUNT(*) FROM urls GROUP BY source, state, reason")
+        .at(path)?;
+    let mut rows = stmt.query([]).at(path)?;
     let mut out: std::collections::BTreeMap<String, UrlCounts> = Default::default();
-    while let Some(r) = rows.next()? {
+    while let Some(r) = rows.next().at(path)? {
         let (source, state, reason, n): (String, String, Option<String>, i64) =
-            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            (|| Ok::<_, rusqlite::Error>((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))()
+                .at(path)?;
         let c = out.entry(source).or_default();
         let n = n as u64;
         match state.as_str() {
@@ -649,14 +831,17 @@ impl Frontier for StoreFrontier {
 
 fn write_dedup(
     tx: &Transaction<'_>,
+    path: &Path,
     run: i64,
     outcomes: &[Outcome],
     pairs: &[StoredPair],
 ) -> Result<()> {
-    let mut upd =
-        tx.prepare_cached("UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3")?;
+    let mut upd = tx
+        .prepare_cached("UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3")
+        .at(path)?;
     for o in outcomes {
-        upd.execute(params![o.status, o.duplicate_of, o.id])?;
+        upd.execute(params![o.status, o.duplicate_of, o.id])
+            .at(path)?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
@@ -664,7 +849,7 @@ fn write_dedup(
          ON CONFLICT(a, b) DO UPDATE SET inter = excluded.inter, resemblance = excluded.resemblance,
             cont_a_in_b = excluded.cont_a_in_b, cont_b_in_a = excluded.cont_b_in_a,
             verdict = excluded.verdict, verified = excluded.verified",
-    )?;
+    ).at(path)?;
     for p in pairs {
         ins.execute(params![
             p.a,
@@ -676,7 +861,8 @@ fn write_dedup(
             p.verdict,
             p.verified as i64,
             run
-        ])?;
+        ])
+        .at(path)?;
     }
     Ok(())
 }
@@ -830,11 +1016,50 @@ mod tests {
     }
 
     #[test]
+    fn read_only_open_creates_nothing_and_refuses_an_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert!(!p.exists(), "a read created the store");
+        std::fs::write(&p, b"").unwrap();
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert!(e.downcast_ref::<StoreCorrupt>().is_some(), "{e:#}");
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_value_that_does_not_decode_is_corruption_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        s.insert_documents(run, &[(doc("a", "x y"), vec![1])])
+            .unwrap();
+        s.conn
+            .execute("UPDATE documents SET text = CAST(x'fffe' AS TEXT)", [])
+            .unwrap();
+        drop(s);
+        let s = Store::open_read_only(&p).unwrap();
+        let e = s.texts_with_status(Status::Pending).err().unwrap();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains("c.sqlite") && msg.contains("corrupt"), "{msg}");
+    }
+
+    #[test]
     fn garbage_file_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.sqlite");
         std::fs::write(&p, b"this is not sqlite at all, just some bytes........").unwrap();
         let e = Store::open(&p).err().unwrap();
         assert!(format!("{e:#}").contains("c.sqlite"), "{e:#}");
+        assert!(format!("{e:#}").contains("corrupt"), "{e:#}");
+        assert!(
+            std::fs::read(&p)
+                .unwrap()
+                .starts_with(b"this is not sqlite"),
+            "opening for writing changed a file that is not a store"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! build stages own, so both can change without touching each other).
 
 use crate::sign::Verdict;
-use crate::store::{nan_to_null, now, Outcome, Status, Store, StoredPair};
+use crate::store::{nan_to_null, now, store_error, At, Outcome, Status, Store, StoredPair};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, OptionalExtension};
 
@@ -158,10 +158,11 @@ pub struct DecisionRecord {
     pub decided_at: String,
 }
 
-const PAIR_COLS: &str = "id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified,
+pub(crate) const PAIR_COLS: &str =
+    "id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified,
     decision, note, decided_at";
 
-fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewPair> {
+pub(crate) fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewPair> {
     Ok(ReviewPair {
         pair: StoredPair {
             id: r.get(0)?,
@@ -185,72 +186,81 @@ impl Store {
     pub fn document_metas(&self) -> Result<Vec<DocMeta>> {
         let mut stmt = self
             .conn
-            .prepare(&format!("SELECT {META_COLS} FROM documents ORDER BY id"))?;
-        let rows = stmt.query_map([], meta_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .prepare(&format!("SELECT {META_COLS} FROM documents ORDER BY id"))
+            .at(&self.path)?;
+        let rows = stmt.query_map([], meta_row).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Metadata of one document by id.
     pub fn document_meta(&self, id: &str) -> Result<Option<DocMeta>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 &format!("SELECT {META_COLS} FROM documents WHERE id = ?1"),
                 [id],
                 meta_row,
             )
-            .optional()?)
+            .optional()
+            .at(&self.path)
     }
 
     /// Metadata of one document by row number.
     pub fn document_meta_by_num(&self, num: i64) -> Result<Option<DocMeta>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 &format!("SELECT {META_COLS} FROM documents WHERE num = ?1"),
                 [num],
                 meta_row,
             )
-            .optional()?)
+            .optional()
+            .at(&self.path)
     }
 
     /// The cleaned text of one document.
     pub fn document_text(&self, id: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row("SELECT text FROM documents WHERE id = ?1", [id], |r| {
                 r.get(0)
             })
-            .optional()?)
+            .optional()
+            .at(&self.path)
     }
 
     /// Ids and texts of all documents with a status, in id order (one scan, for bulk export).
     pub fn texts_with_status(&self, st: Status) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, text FROM documents WHERE status = ?1 ORDER BY id")?;
-        let rows = stmt.query_map([st], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .prepare("SELECT id, text FROM documents WHERE status = ?1 ORDER BY id")
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([st], |r| Ok((r.get(0)?, r.get(1)?)))
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Row numbers of the documents holding fingerprint `fp` (an indexed lookup).
     pub fn docs_with_fingerprint(&self, fp: u64) -> Result<Vec<i64>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT doc FROM postings WHERE fp = ?1")?;
-        let rows = stmt.query_map([fp as i64], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .prepare_cached("SELECT doc FROM postings WHERE fp = ?1")
+            .at(&self.path)?;
+        let rows = stmt.query_map([fp as i64], |r| r.get(0)).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// The signature of one document by row number, sorted.
     pub fn signature_of(&self, num: i64) -> Result<Vec<u64>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT fp FROM postings WHERE doc = ?1")?;
-        let rows = stmt.query_map([num], |r| r.get::<_, i64>(0))?;
+            .prepare_cached("SELECT fp FROM postings WHERE doc = ?1")
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([num], |r| r.get::<_, i64>(0))
+            .at(&self.path)?;
         let mut sig: Vec<u64> = rows
             .map(|r| r.map(|x| x as u64))
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(&self.path)?;
         sig.sort_unstable();
         Ok(sig)
     }
@@ -259,65 +269,79 @@ impl Store {
     pub fn nums_with_status(&self, st: Status) -> Result<Vec<i64>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT num FROM documents WHERE status = ?1 ORDER BY num")?;
-        let rows = stmt.query_map([st], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .prepare("SELECT num FROM documents WHERE status = ?1 ORDER BY num")
+            .at(&self.path)?;
+        let rows = stmt.query_map([st], |r| r.get(0)).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Every (fingerprint, document) posting of documents that are no longer pending.
     pub fn settled_postings(&self) -> Result<Vec<(u64, i64)>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT p.fp, p.doc FROM postings p JOIN documents d ON d.num = p.doc
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT p.fp, p.doc FROM postings p JOIN documents d ON d.num = p.doc
              WHERE d.status IN ('kept', 'duplicate', 'dropped')",
-        )?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Pairs with the given verdict (all when `None`), ordered by id.
     pub fn review_pairs(&self, verdict: Option<Verdict>) -> Result<Vec<ReviewPair>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {PAIR_COLS} FROM pairs WHERE ?1 IS NULL OR verdict = ?1 ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([verdict], pair_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {PAIR_COLS} FROM pairs WHERE ?1 IS NULL OR verdict = ?1 ORDER BY id"
+            ))
+            .at(&self.path)?;
+        let rows = stmt.query_map([verdict], pair_row).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// One pair by id.
     pub fn review_pair(&self, id: i64) -> Result<Option<ReviewPair>> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 &format!("SELECT {PAIR_COLS} FROM pairs WHERE id = ?1"),
                 [id],
                 pair_row,
             )
-            .optional()?)
+            .optional()
+            .at(&self.path)
     }
 
     /// Pairs that involve a document, ordered by id.
     pub fn pairs_of(&self, doc: &str) -> Result<Vec<ReviewPair>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([doc], pair_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
+            ))
+            .at(&self.path)?;
+        let rows = stmt.query_map([doc], pair_row).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// The decision log of a pair, oldest first.
     pub fn decision_log(&self, pair: i64) -> Result<Vec<DecisionRecord>> {
         let mut stmt = self.conn.prepare(
             "SELECT pair, decision, note, decided_at FROM decisions WHERE pair = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([pair], |r| {
-            Ok(DecisionRecord {
-                pair: r.get(0)?,
-                decision: r.get(1)?,
-                note: r.get(2)?,
-                decided_at: r.get(3)?,
+        ).at(&self.path)?;
+        let rows = stmt
+            .query_map([pair], |r| {
+                Ok(DecisionRecord {
+                    pair: r.get(0)?,
+                    decision: r.get(1)?,
+                    note: r.get(2)?,
+                    decided_at: r.get(3)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Records a curator's decision on a contained pair and applies it, in one transaction.
@@ -344,12 +368,13 @@ impl Store {
             )));
         }
         let at = now();
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.transaction().at(&self.path)?;
         tx.execute(
             "UPDATE documents SET status = ?1, dropped_by = NULL, reason = NULL
              WHERE dropped_by = ?2 AND status = ?3",
             params![Status::Kept, pair_id, Status::Dropped],
-        )?;
+        )
+        .at(&self.path)?;
         let drop = match decision {
             Decision::KeepBoth => None,
             Decision::DropContained => Some((p.contained(), p.container())),
@@ -364,17 +389,21 @@ impl Store {
                 "UPDATE documents SET status = ?1, dropped_by = ?2, reason = ?3
                  WHERE id = ?4 AND status = ?5",
                 params![Status::Dropped, pair_id, reason, gone, Status::Kept],
-            )?;
+            )
+            .at(&self.path)?;
         }
         tx.execute(
             "UPDATE pairs SET decision = ?1, note = ?2, decided_at = ?3 WHERE id = ?4",
             params![decision.as_str(), note, at, pair_id],
-        )?;
+        )
+        .at(&self.path)?;
         tx.execute(
             "INSERT INTO decisions(pair, decision, note, decided_at) VALUES (?1, ?2, ?3, ?4)",
             params![pair_id, decision.as_str(), note, at],
-        )?;
+        )
+        .at(&self.path)?;
         tx.commit()
+            .map_err(|e| store_error(&self.path, e))
             .with_context(|| format!("{}: cannot save the decision", self.path().display()))?;
         Ok(())
     }
@@ -387,18 +416,19 @@ impl Store {
         pairs: &[StoredPair],
         run: i64,
     ) -> Result<()> {
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.transaction().at(&self.path)?;
         {
             let mut upd = tx.prepare_cached(
                 "UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3 AND status = ?4",
-            )?;
+            ).at(&self.path)?;
             for o in outcomes {
-                upd.execute(params![o.status, o.duplicate_of, o.id, Status::Pending])?;
+                upd.execute(params![o.status, o.duplicate_of, o.id, Status::Pending])
+                    .at(&self.path)?;
             }
             let mut ins = tx.prepare_cached(
                 "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(a, b) DO NOTHING",
-            )?;
+            ).at(&self.path)?;
             for p in pairs {
                 ins.execute(params![
                     p.a,
@@ -410,10 +440,11 @@ impl Store {
                     p.verdict,
                     p.verified as i64,
                     run
-                ])?;
+                ])
+                .at(&self.path)?;
             }
         }
-        tx.commit()?;
+        tx.commit().at(&self.path)?;
         Ok(())
     }
 }

@@ -16,6 +16,7 @@ mod mediawiki_build;
 mod postings_vs_naive;
 mod resume_cli;
 mod review_page;
+mod store_damage;
 mod update_web;
 mod wikitext_articles;
 mod wikitext_stress;
