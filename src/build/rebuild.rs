@@ -210,8 +210,14 @@ fn documents(
             .map(|r| r.raw_bytes)
             .unwrap_or(text.len() as u64);
         let reason = row.and_then(|r| r.reason).or_else(|| {
-            let (st, why) =
-                crate::filter::verdict(&topic.filter, &topic.languages, e.words, e.lang.as_deref());
+            // The manifest does not say whether the cleaner found a defect: none is assumed.
+            let (st, why) = crate::filter::verdict(
+                &topic.filter,
+                &topic.languages,
+                e.words,
+                e.lang.as_deref(),
+                None,
+            );
             if st == status {
                 why
             } else if status == Status::Dropped {
