@@ -4,6 +4,7 @@
 //! goes through a transaction, so a process killed at any moment leaves a consistent store.
 
 pub mod queries;
+pub mod skipped;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
 use crate::sign::Verdict;
