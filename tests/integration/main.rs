@@ -11,6 +11,7 @@ mod demo_cli;
 mod eval_cli;
 mod grow;
 mod html_stress;
+mod local_inputs;
 mod mediawiki_build;
 mod postings_vs_naive;
 mod resume_cli;
