@@ -102,3 +102,140 @@ impl fmt::Display for TopicError {
 }
 
 impl std::error::Error for TopicError {}
+
+/// Why an input was skipped instead of read: the one closed set of names, stored in the
+/// collection and shown in reports and listings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// A FIFO, socket or device: opening one can block forever or never end.
+    NotRegularFile,
+    /// A symbolic link whose target does not exist.
+    DanglingLink,
+    /// The file cannot be opened or read (permissions, IO error).
+    Unreadable,
+    /// Larger than the source's `max_file_bytes` (or, in JSONL, a line longer than that).
+    TooLarge,
+    /// A symbolic link leaving the source's root, and the source does not say `follow_links`.
+    LinkOutsideRoot,
+    /// A link to a directory that holds the link: following it would never end.
+    Loop,
+    /// A link to a file or directory the walk reads anyway under its own path.
+    AlreadyRead,
+    /// A JSONL line that is not a JSON object of the documented shape.
+    BadJson,
+    /// Bytes that are not UTF-8 where UTF-8 is required (a JSONL line).
+    BadUtf8,
+    /// A JSONL object without `id` or `text`.
+    MissingField,
+    /// A `.gz` file that does not decompress.
+    BadGzip,
+    /// A JSONL id seen on an earlier line of the same file.
+    DuplicateId,
+}
+
+impl SkipReason {
+    /// Every reason, in the order listings group them.
+    pub const ALL: [SkipReason; 12] = [
+        SkipReason::NotRegularFile,
+        SkipReason::DanglingLink,
+        SkipReason::Unreadable,
+        SkipReason::TooLarge,
+        SkipReason::LinkOutsideRoot,
+        SkipReason::Loop,
+        SkipReason::AlreadyRead,
+        SkipReason::BadJson,
+        SkipReason::BadUtf8,
+        SkipReason::MissingField,
+        SkipReason::BadGzip,
+        SkipReason::DuplicateId,
+    ];
+
+    /// Whether an input stays unread. A link into a loop or to something read under its own
+    /// path loses nothing: it is recorded and shown, but neither stops a strict run nor makes
+    /// the run end with "skipped inputs" (so a folder with `latest -> v2` builds cleanly).
+    pub fn loses_input(self) -> bool {
+        !matches!(self, SkipReason::Loop | SkipReason::AlreadyRead)
+    }
+
+    /// The name stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::NotRegularFile => "not-regular-file",
+            SkipReason::DanglingLink => "dangling-link",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::TooLarge => "too-large",
+            SkipReason::LinkOutsideRoot => "link-outside-root",
+            SkipReason::Loop => "loop",
+            SkipReason::AlreadyRead => "already-read",
+            SkipReason::BadJson => "bad-json",
+            SkipReason::BadUtf8 => "bad-utf8",
+            SkipReason::MissingField => "missing-field",
+            SkipReason::BadGzip => "bad-gzip",
+            SkipReason::DuplicateId => "duplicate-id",
+        }
+    }
+
+    /// Parses a name written by [`SkipReason::as_str`].
+    pub fn parse(s: &str) -> Option<SkipReason> {
+        SkipReason::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One input skipped by a reader: where (file, and line and column inside it when known), why,
+/// and the message a stop-on-first-error run would have given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    /// The file (or directory entry).
+    pub path: std::path::PathBuf,
+    /// 1-based line, for records inside a file.
+    pub line: Option<usize>,
+    /// 1-based column (JSON errors) or byte in the line (UTF-8 errors), when known.
+    pub column: Option<usize>,
+    /// Why.
+    pub reason: SkipReason,
+    /// What exactly is wrong, without the place.
+    pub detail: String,
+}
+
+impl Skip {
+    /// A skipped file or directory entry.
+    pub fn file(path: &std::path::Path, reason: SkipReason, detail: impl Into<String>) -> Skip {
+        Skip {
+            path: path.to_path_buf(),
+            line: None,
+            column: None,
+            reason,
+            detail: detail.into(),
+        }
+    }
+
+    /// Where, as stored and listed: `path` or `path:line`.
+    pub fn locator(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.path.display()),
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// The bad-input error `--strict` stops with: `path:line:col: detail`.
+    pub fn into_error(self) -> anyhow::Error {
+        bad_input(self.to_string())
+    }
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.locator())?;
+        if let (Some(_), Some(c)) = (self.line, self.column) {
+            write!(f, ":{c}")?;
+        }
+        write!(f, ": {}", self.detail)
+    }
+}

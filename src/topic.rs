@@ -33,6 +33,9 @@ pub struct Topic {
     /// Politeness of web fetching.
     #[serde(default)]
     pub crawl: CrawlConfig,
+    /// Stop at the first bad input (exit 2) instead of recording it and going on.
+    #[serde(default)]
+    pub strict: bool,
     /// Directory of the topic file, against which relative paths resolve.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -51,6 +54,26 @@ pub struct LocalConfig {
     /// Name in reports (default `local`).
     #[serde(default)]
     pub name: Option<String>,
+    /// Follow symbolic links whose target lies outside `path` (links inside it are followed).
+    #[serde(default)]
+    pub follow_links: bool,
+    /// Largest file read, after decompression, and largest JSONL line; larger ones are skipped.
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+}
+
+fn default_max_file_bytes() -> u64 {
+    crate::readers::local::DEFAULT_MAX_FILE_BYTES
+}
+
+impl LocalConfig {
+    /// How the reader of this source reads.
+    pub fn options(&self) -> crate::readers::local::LocalOptions {
+        crate::readers::local::LocalOptions {
+            follow_links: self.follow_links,
+            max_file_bytes: self.max_file_bytes,
+        }
+    }
 }
 
 /// One source of texts; `kind` selects the implementation.
@@ -358,6 +381,30 @@ dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.
         .unwrap_err();
         assert_eq!(e.line, 6);
         assert!(e.message.contains("depht"), "{e}");
+    }
+
+    #[test]
+    fn local_options_and_strict_parse_with_defaults() {
+        let t = parse(GOOD).unwrap();
+        assert!(!t.strict);
+        let SourceSpec::Local(c) = &t.sources[0] else {
+            panic!("local")
+        };
+        assert_eq!(c.options(), crate::readers::local::LocalOptions::default());
+        let t = parse(&format!(
+            "{}strict: true\n",
+            GOOD.replace(
+                "path: ../examples/texts}",
+                "path: ../examples/texts, follow_links: true, max_file_bytes: 1000}"
+            )
+        ))
+        .unwrap();
+        assert!(t.strict);
+        let SourceSpec::Local(c) = &t.sources[0] else {
+            panic!("local")
+        };
+        assert!(c.follow_links);
+        assert_eq!(c.max_file_bytes, 1000);
     }
 
     #[test]

@@ -116,6 +116,8 @@ fn main() -> anyhow::Result<()> {
             out: Some(out.clone()),
             force: false,
             progress: false,
+            // The corpus is written by this program: a bad line is a bug, not data to skip.
+            strict: true,
         },
     )?;
     let build_s = t.elapsed().as_secs_f64();
@@ -134,6 +136,7 @@ fn main() -> anyhow::Result<()> {
                 out: Some(out.clone()),
                 progress: false,
                 lookup,
+                strict: true,
             },
         )?;
         let s = t.elapsed().as_secs_f64();

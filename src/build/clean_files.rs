@@ -1,10 +1,15 @@
 //! The job behind `collect clean INPUT...`: read files and directories, run the cleaners on
 //! them in parallel, write one `.txt` per input or print the texts (for curators and for
 //! outside evaluation).
+//!
+//! Inputs are read as a build reads a local source: directories walked safely, only regular
+//! files read, each capped; what cannot be read is skipped and returned (the command prints
+//! it and exits 3), or with `strict` ends the run at the first such input as bad input.
 
 use crate::clean::{self, CleanContext};
-use crate::error::bad_input;
-use crate::readers::local::{list_files, read_text_file};
+use crate::error::{bad_input, Skip};
+use crate::readers::local::{read_file_capped, DEFAULT_MAX_FILE_BYTES};
+use crate::readers::walk::{walk, WalkOptions};
 use crate::readers::Payload;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -68,46 +73,103 @@ fn payload_of(kind: Kind, path: &Path) -> Payload {
     }
 }
 
+/// How `collect clean` runs.
+#[derive(Debug, Clone, Copy)]
+pub struct CleanOptions<'a> {
+    /// Which cleaner.
+    pub kind: Kind,
+    /// Wiki language, for namespace names and section titles.
+    pub lang: &'a str,
+    /// Write `DIR/<name>.txt` per input here instead of printing the texts.
+    pub out: Option<&'a Path>,
+    /// Stop at the first input that cannot be read.
+    pub strict: bool,
+}
+
+/// What a clean did.
+#[derive(Debug, Default)]
+pub struct Cleaned {
+    /// Files cleaned.
+    pub cleaned: usize,
+    /// Inputs not read, in input order.
+    pub skipped: Vec<Skip>,
+}
+
 /// Cleans every input; writes `DIR/<name>.txt` per input, or the texts to stdout.
-pub fn run(inputs: &[PathBuf], kind: Kind, lang: &str, out: Option<&Path>) -> Result<usize> {
+pub fn run(inputs: &[PathBuf], opts: &CleanOptions<'_>) -> Result<Cleaned> {
+    let mut done = Cleaned::default();
     // (file, path relative to the output directory)
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for input in inputs {
-        if input.is_dir() {
-            for f in list_files(input, EXTS)? {
-                let rel = f.strip_prefix(input).unwrap_or(&f).to_path_buf();
-                files.push((f, rel));
+        match std::fs::metadata(input) {
+            Ok(m) if m.is_dir() => {
+                let w = walk(
+                    input,
+                    &WalkOptions {
+                        exts: EXTS,
+                        follow_links: false,
+                    },
+                )?;
+                for f in w.files {
+                    let rel = f.strip_prefix(input).unwrap_or(&f).to_path_buf();
+                    files.push((f, rel));
+                }
+                done.skipped.extend(w.skipped);
             }
-        } else if input.is_file() {
-            let rel = PathBuf::from(input.file_name().unwrap_or_default());
-            files.push((input.clone(), rel));
-        } else {
-            return Err(bad_input(format!(
-                "{}: no such file or directory",
-                input.display()
-            )));
+            // Anything else named on the command line is tried: the reader refuses what is
+            // not a regular file without opening it in a way that could block.
+            Ok(_) => {
+                let rel = PathBuf::from(input.file_name().unwrap_or_default());
+                files.push((input.clone(), rel));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(bad_input(format!(
+                    "{}: no such file or directory",
+                    input.display()
+                )));
+            }
+            Err(e) => {
+                done.skipped.push(Skip::file(
+                    input,
+                    crate::error::SkipReason::Unreadable,
+                    e.to_string(),
+                ));
+            }
         }
     }
-    if let Some(dir) = out {
+    if opts.strict {
+        if let Some(s) = done.skipped.iter().find(|s| s.reason.loses_input()) {
+            return Err(s.clone().into_error());
+        }
+    }
+    if let Some(dir) = opts.out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
-    let results: Vec<Result<(PathBuf, String)>> = files
+    let results: Vec<Result<std::result::Result<(PathBuf, String), Skip>>> = files
         .par_iter()
         .map(|(file, rel)| {
-            let (body, _) = read_text_file(file, &mut |w| eprintln!("warning: {w}"))?;
+            let body = match read_file_capped(file, DEFAULT_MAX_FILE_BYTES) {
+                Ok(f) => {
+                    if let Some(w) = f.warning {
+                        eprintln!("warning: {w}");
+                    }
+                    f.text
+                }
+                Err(skip) => return Ok(Err(skip)),
+            };
             let ctx = CleanContext {
                 url: None,
-                lang: Some(lang),
+                lang: Some(opts.lang),
             };
-            let text = match clean::clean_text(payload_of(kind, file), &body, &ctx) {
+            let text = match clean::clean_text(payload_of(opts.kind, file), &body, &ctx) {
                 Ok((_, text)) => text,
                 Err(defect) => {
                     eprintln!("warning: {}: {}; no text", file.display(), defect.as_str());
                     String::new()
                 }
             };
-            if let Some(dir) = out {
+            if let Some(dir) = opts.out {
                 let dst = dir.join(output_name(rel));
                 if let Some(parent) = dst.parent() {
                     std::fs::create_dir_all(parent)
@@ -116,17 +178,23 @@ pub fn run(inputs: &[PathBuf], kind: Kind, lang: &str, out: Option<&Path>) -> Re
                 std::fs::write(&dst, format!("{text}\n"))
                     .with_context(|| format!("{}: cannot write", dst.display()))?;
             }
-            Ok((file.clone(), text))
+            Ok(Ok((file.clone(), text)))
         })
         .collect();
     let mut stdout = std::io::stdout().lock();
     let many = results.len() > 1;
-    for r in &results {
+    for r in results {
         let (file, text) = match r {
-            Ok(x) => x,
+            Ok(Ok(x)) => x,
+            Ok(Err(skip)) if opts.strict => return Err(skip.into_error()),
+            Ok(Err(skip)) => {
+                done.skipped.push(skip);
+                continue;
+            }
             Err(e) => return Err(anyhow::anyhow!("{e:#}")),
         };
-        if out.is_none() {
+        done.cleaned += 1;
+        if opts.out.is_none() {
             if many {
                 writeln!(stdout, "==> {} <==", file.display())?;
             }
@@ -136,7 +204,7 @@ pub fn run(inputs: &[PathBuf], kind: Kind, lang: &str, out: Option<&Path>) -> Re
             }
         }
     }
-    Ok(results.len())
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -169,10 +237,42 @@ mod tests {
         )
         .unwrap();
         let out = dir.path().join("out");
-        assert_eq!(run(&[src], Kind::Auto, "ru", Some(&out)).unwrap(), 2);
+        let opts = CleanOptions {
+            kind: Kind::Auto,
+            lang: "ru",
+            out: Some(&out),
+            strict: false,
+        };
+        assert_eq!(run(&[src], &opts).unwrap().cleaned, 2);
         let w = std::fs::read_to_string(out.join("w.txt")).unwrap();
         assert_eq!(w, "Литва — страна.\n");
         let p = std::fs::read_to_string(out.join("p.txt")).unwrap();
         assert!(p.contains("Первый абзац") && !p.contains("Menu"), "{p}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unreadable_inputs_are_skipped_or_stop_a_strict_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("in");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(src.join("a.html"), "<p>Текст страницы.</p>").unwrap();
+        std::os::unix::fs::symlink("gone.html", src.join("b.html")).unwrap();
+        std::os::unix::fs::symlink(".", src.join("self")).unwrap();
+        let out = dir.path().join("out");
+        let mut opts = CleanOptions {
+            kind: Kind::Auto,
+            lang: "ru",
+            out: Some(&out),
+            strict: false,
+        };
+        let done = run(std::slice::from_ref(&src), &opts).unwrap();
+        assert_eq!(done.cleaned, 1);
+        let reasons: Vec<&str> = done.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(reasons, ["dangling-link", "loop"]);
+        opts.strict = true;
+        let e = run(&[src], &opts).unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+        assert!(e.to_string().contains("b.html"), "{e}");
     }
 }

@@ -6,11 +6,12 @@
 use crate::acquire::{self, AcquireEvents, AcquireReport, UrlState, WebSourceConfig};
 use crate::canon::{count_words, Canonicalizer, StopWords};
 use crate::clean;
+use crate::error::Skip;
 use crate::filter::{self, FilterSettings};
 use crate::progress::Progress;
 use crate::readers::local::LocalReader;
 use crate::readers::web::{wiki_language, WebReader};
-use crate::readers::{RawDoc, Reader};
+use crate::readers::{Notice, RawDoc, Reader};
 use crate::sign::Detector;
 use crate::store::{Document, Status, Store, StoreFrontier};
 use crate::topic::{SourceSpec, Topic};
@@ -130,6 +131,8 @@ pub struct Ingest<'a> {
     pub batch: usize,
     /// Called after each stored batch (a test hook interrupts there).
     pub after_batch: &'a mut dyn FnMut(),
+    /// Stop at the first bad input instead of recording it and going on.
+    pub strict: bool,
 }
 
 /// What an ingest pass read.
@@ -139,7 +142,12 @@ pub struct Ingested {
     pub read: usize,
     /// Of those, documents the store did not hold yet.
     pub new: usize,
+    /// Inputs skipped (and recorded in the store) in this pass.
+    pub skipped: usize,
 }
+
+/// Skips printed one by one on stderr; past that, only their count (the store has them all).
+const SKIPS_SHOWN: usize = 10;
 
 /// Acquires the topic's web sources into the frontier, then reads every source and stores each
 /// new document.
@@ -151,6 +159,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         progress,
         batch,
         after_batch,
+        strict,
     } = ingest;
     let web = web_sources(topic);
     let frontier = if web.is_empty() {
@@ -173,23 +182,47 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
             after_batch();
             Ok(())
         };
+        let mut skips: Vec<Skip> = Vec::new();
+        let shown = counts.skipped;
+        let mut notice = |n: Notice| -> Result<()> {
+            match n {
+                Notice::Warning(w) => progress.warn(&w),
+                Notice::Skipped(s) if strict && s.reason.loses_input() => {
+                    return Err(s.into_error())
+                }
+                Notice::Skipped(s) => {
+                    if shown + skips.len() < SKIPS_SHOWN {
+                        progress.warn(&format!("{s} ({}); skipped", s.reason));
+                    }
+                    skips.push(s);
+                }
+            }
+            Ok(())
+        };
+        let mut read = 0;
+        let mut new = 0;
         reader.collect(
             &mut |doc| {
-                counts.read += 1;
+                read += 1;
                 bar.inc(1);
                 if store.has_document(&document_id(&doc.locator, &doc.body))? {
                     return Ok(());
                 }
-                counts.new += 1;
+                new += 1;
                 pending.push(doc);
                 if pending.len() >= batch {
                     flush(&mut pending, store)?;
                 }
                 Ok(())
             },
-            &mut |w| progress.warn(&w),
+            &mut notice,
         )?;
         flush(&mut pending, store)?;
+        // Only after a complete read: an interrupted one leaves the previous record standing.
+        store.replace_skipped(reader.name(), &skips)?;
+        counts.read += read;
+        counts.new += new;
+        counts.skipped += skips.iter().filter(|s| s.reason.loses_input()).count();
         bar.finish();
     }
     Ok(counts)
@@ -210,6 +243,7 @@ fn readers_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<d
                     name,
                     rank,
                     topic.resolve(&c.path),
+                    c.options(),
                 ))),
                 (_, Some(web)) => {
                     let lang = wiki_language(&web, topic.languages.first().map(String::as_str));

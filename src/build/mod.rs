@@ -33,6 +33,8 @@ pub struct BuildOptions {
     pub force: bool,
     /// Show progress bars.
     pub progress: bool,
+    /// Stop at the first bad input (the topic's `strict: true` does too).
+    pub strict: bool,
 }
 
 /// What a build did, for the summary line and `--json`.
@@ -44,6 +46,9 @@ pub struct BuildSummary {
     pub resumed: bool,
     /// Documents read from the sources in this run (skipping ones already stored).
     pub read: usize,
+    /// Inputs skipped in this run (unreadable files, malformed records…), recorded in the
+    /// store and listed by `collect stats DIR --skipped`.
+    pub skipped: usize,
     /// Figures of the whole collection (as in report.md).
     pub totals: collection::Counts,
 }
@@ -110,6 +115,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
             progress: &progress,
             batch: BATCH,
             after_batch: &mut || {},
+            strict: opts.strict || topic.strict,
         },
     )?;
 
@@ -121,6 +127,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
         out,
         resumed,
         read: ingested.read,
+        skipped: ingested.skipped,
         totals,
     })
 }

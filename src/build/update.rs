@@ -40,6 +40,8 @@ pub struct UpdateOptions {
     pub progress: bool,
     /// How to find stored partners.
     pub lookup: Lookup,
+    /// Stop at the first bad input (the topic's `strict: true` does too).
+    pub strict: bool,
 }
 
 /// What an update did.
@@ -51,6 +53,8 @@ pub struct UpdateSummary {
     pub read: usize,
     /// Of those, documents the store had not seen.
     pub new: usize,
+    /// Inputs skipped in this run, recorded in the store.
+    pub skipped: usize,
     /// Newcomers settled in this run (includes ones stored by an interrupted earlier run).
     pub settled: usize,
     /// Settled newcomers that entered the collection.
@@ -121,6 +125,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
                     testhooks::pause("read-batch");
                 }
             },
+            strict: opts.strict || topic.strict,
         },
     )?;
     testhooks::pause("read");
@@ -143,6 +148,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         out,
         read: ingested.read,
         new: ingested.new,
+        skipped: ingested.skipped,
         settled: settled.settled,
         kept: settled.kept,
         duplicates: settled.duplicates,

@@ -22,6 +22,9 @@ pub struct UpdateArgs {
     /// How newcomers are compared with the store: sql (indexed lookups) or memory.
     #[arg(long, value_enum, default_value_t = Lookup::Sql)]
     lookup: Lookup,
+    /// Stop at the first bad input (exit 2) instead of skipping and recording it.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// `collect review`.
@@ -109,8 +112,8 @@ pub struct ExportArgs {
     out: Option<PathBuf>,
 }
 
-/// Runs `collect update`.
-pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<()> {
+/// Runs `collect update`; returns what it did (the caller turns skips into the exit code).
+pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<update::UpdateSummary> {
     let topic = Topic::load(&a.topic)?;
     let s = update::update(
         &topic,
@@ -118,6 +121,7 @@ pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<()> {
             out: a.out.clone(),
             progress: !quiet,
             lookup: a.lookup,
+            strict: a.strict,
         },
     )?;
     if json {
@@ -137,7 +141,7 @@ pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<()> {
             s.out.join("report.md").display()
         );
     }
-    Ok(())
+    Ok(s)
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
@@ -374,7 +378,25 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Runs `collect stats`.
+/// Runs `collect stats DIR --skipped`: every recorded skip, one a line (`--json`: one object
+/// a line).
+pub fn run_skipped(dir: &std::path::Path, json: bool) -> Result<()> {
+    let store = review::open_collection(dir)?;
+    let skipped = store.skipped()?;
+    if json {
+        for s in &skipped {
+            println!("{}", serde_json::to_string(s)?);
+        }
+    } else {
+        println!("source\tlocator\treason\tdetail");
+        for s in &skipped {
+            println!("{}\t{}\t{}\t{}", s.source, s.locator, s.reason, s.detail);
+        }
+    }
+    Ok(())
+}
+
+/// Runs `collect stats DIR`.
 pub fn run_stats(dir: &std::path::Path, json: bool) -> Result<()> {
     let store = review::open_collection(dir)?;
     let s = crate::review::stats::stats(&store)?;

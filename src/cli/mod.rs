@@ -45,6 +45,9 @@ enum Command {
         /// Print the planned queries per source and the request count; fetch nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Stop at the first bad input (exit 2) instead of skipping and recording it.
+        #[arg(long)]
+        strict: bool,
     },
     /// Build a demo collection from a loopback web started in-process (no internet needed).
     Demo {
@@ -66,6 +69,9 @@ enum Command {
         /// Write one .txt per input here instead of printing.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Stop at the first input that cannot be read (exit 2) instead of skipping it.
+        #[arg(long)]
+        strict: bool,
     },
     /// Find near-duplicates in a JSONL file of {"id","text"} or a directory of .txt files.
     Dedup(DedupArgs),
@@ -79,6 +85,9 @@ enum Command {
         /// Detector whose duplicate relation is examined (same as `collect relation`).
         #[arg(long)]
         relation: Option<String>,
+        /// List the inputs builds and updates skipped (source, place, reason, detail).
+        #[arg(long, conflicts_with = "relation")]
+        skipped: bool,
         #[command(flatten)]
         relation_args: eval::RelationArgs,
     },
@@ -172,7 +181,19 @@ impl DedupArgs {
     }
 }
 
-/// Runs the command line; returns the process exit code (0 ok, 2 bad input, 1 failure).
+/// The process exit codes (README, "Exit codes").
+pub mod exit {
+    /// Done; every input was read.
+    pub const OK: i32 = 0;
+    /// A failure that is not the input's fault (IO, store, internal).
+    pub const FAILURE: i32 = 1;
+    /// Bad input: topic file, arguments, an input file (with `--strict`, the first bad record).
+    pub const BAD_INPUT: i32 = 2;
+    /// Done, and the result is complete and usable, but some inputs were skipped and recorded.
+    pub const SKIPPED: i32 = 3;
+}
+
+/// Runs the command line; returns the process exit code (see [`exit`]).
 pub fn main() -> i32 {
     let cli = Cli::parse();
     if let Some(n) = cli.threads {
@@ -182,29 +203,47 @@ pub fn main() -> i32 {
             .build_global();
     }
     match run(&cli) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             if crate::error::is_bad_input(&e) {
-                2
+                exit::BAD_INPUT
             } else {
-                1
+                exit::FAILURE
             }
         }
     }
 }
 
-fn run(cli: &Cli) -> Result<()> {
+/// The exit code of a build or update that skipped `skipped` inputs, saying on stderr (even
+/// with `--quiet`: the exit code alone would not tell where to look) how many and where.
+fn skipped_exit(out: &std::path::Path, skipped: usize) -> i32 {
+    if skipped == 0 {
+        return exit::OK;
+    }
+    eprintln!(
+        "warning: {skipped} input{} skipped and recorded; the collection holds everything else. \
+         See \"Skipped inputs\" in {} or run `collect stats {} --skipped`",
+        if skipped == 1 { " was" } else { "s were" },
+        out.join("report.md").display(),
+        out.display()
+    );
+    exit::SKIPPED
+}
+
+/// Runs the command; returns the exit code of a command that finished.
+fn run(cli: &Cli) -> Result<i32> {
     match &cli.command {
         Command::Build {
             topic,
             out,
             force,
             dry_run,
+            strict,
         } => {
             let topic = Topic::load(topic)?;
             if *dry_run {
-                return print_plan(&topic);
+                return print_plan(&topic).map(|()| exit::OK);
             }
             let summary = build::build(
                 &topic,
@@ -212,47 +251,81 @@ fn run(cli: &Cli) -> Result<()> {
                     out: out.clone(),
                     force: *force,
                     progress: !cli.quiet,
+                    strict: *strict,
                 },
             )?;
-            print_summary(cli, &summary)
+            print_summary(cli, &summary)?;
+            Ok(skipped_exit(&summary.out, summary.skipped))
         }
         Command::Demo { out } => {
             let summary = crate::demo::run(out.clone(), !cli.quiet)?;
-            print_summary(cli, &summary)
+            print_summary(cli, &summary)?;
+            Ok(skipped_exit(&summary.out, summary.skipped))
         }
         Command::Clean {
             inputs,
             kind,
             lang,
             out,
+            strict,
         } => {
-            let n = crate::build::clean_files::run(inputs, *kind, lang, out.as_deref())?;
-            if !cli.quiet && out.is_some() {
-                eprintln!("{n} files cleaned");
+            let done = crate::build::clean_files::run(
+                inputs,
+                &crate::build::clean_files::CleanOptions {
+                    kind: *kind,
+                    lang,
+                    out: out.as_deref(),
+                    strict: *strict,
+                },
+            )?;
+            for s in &done.skipped {
+                eprintln!("warning: {s} ({}); skipped", s.reason);
             }
-            Ok(())
+            if !cli.quiet && out.is_some() {
+                eprintln!("{} files cleaned", done.cleaned);
+            }
+            let lost = done
+                .skipped
+                .iter()
+                .filter(|s| s.reason.loses_input())
+                .count();
+            if lost == 0 {
+                Ok(exit::OK)
+            } else {
+                eprintln!(
+                    "warning: {lost} input{} skipped (listed above)",
+                    if lost == 1 { " was" } else { "s were" }
+                );
+                Ok(exit::SKIPPED)
+            }
         }
-        Command::Dedup(a) => run_dedup(cli, a),
-        Command::Eval(a) => eval::run(a, cli.json, cli.quiet),
+        Command::Dedup(a) => run_dedup(cli, a).map(|()| exit::OK),
+        Command::Eval(a) => eval::run(a, cli.json, cli.quiet).map(|()| exit::OK),
         Command::Stats {
             path,
             relation,
             relation_args,
+            skipped,
         } => match relation {
             Some(m) => eval::run_relation(path, m, relation_args, cli.json),
+            None if *skipped => grow::run_skipped(path, cli.json),
             None => grow::run_stats(path, cli.json),
-        },
+        }
+        .map(|()| exit::OK),
         Command::Relation {
             method,
             path,
             relation_args,
-        } => eval::run_relation(path, method, relation_args, cli.json),
-        Command::Update(a) => grow::run_update(a, cli.quiet, cli.json),
-        Command::Review(a) => grow::run_review(a, cli.quiet, cli.json),
-        Command::Explain(a) => grow::run_explain(a, cli.json),
-        Command::Serve(a) => grow::run_serve(a),
-        Command::Export(a) => grow::run_export(a, cli.quiet),
-        Command::Doctor(a) => doctor::run(a, cli.json),
+        } => eval::run_relation(path, method, relation_args, cli.json).map(|()| exit::OK),
+        Command::Update(a) => {
+            let s = grow::run_update(a, cli.quiet, cli.json)?;
+            Ok(skipped_exit(&s.out, s.skipped))
+        }
+        Command::Review(a) => grow::run_review(a, cli.quiet, cli.json).map(|()| exit::OK),
+        Command::Explain(a) => grow::run_explain(a, cli.json).map(|()| exit::OK),
+        Command::Serve(a) => grow::run_serve(a).map(|()| exit::OK),
+        Command::Export(a) => grow::run_export(a, cli.quiet).map(|()| exit::OK),
+        Command::Doctor(a) => doctor::run(a, cli.json).map(|()| exit::OK),
     }
 }
 

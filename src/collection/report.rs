@@ -4,6 +4,7 @@
 
 use crate::sign::{DedupSettings, Verdict};
 use crate::store::queries::DocMeta;
+use crate::store::skipped::SkippedInput;
 use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::Result;
@@ -196,6 +197,63 @@ pub fn acquisition_markdown(counts: &BTreeMap<String, crate::store::UrlCounts>) 
     s
 }
 
+/// Skipped inputs listed by name in the report; `collect stats DIR --skipped` lists them all.
+const SKIPS_LISTED: usize = 10;
+
+/// The "Skipped inputs" section of the report: per source, how many inputs were not read and
+/// why, then the first few with their place. Empty when nothing was skipped.
+pub fn skipped_markdown(skipped: &[SkippedInput]) -> String {
+    let mut s = String::new();
+    if skipped.is_empty() {
+        return s;
+    }
+    let mut per: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    for k in skipped {
+        *per.entry(&k.source)
+            .or_default()
+            .entry(k.reason.as_str())
+            .or_default() += 1;
+    }
+    let _ = writeln!(s, "\n## Skipped inputs\n");
+    let _ = writeln!(
+        s,
+        "{} input{} could not be read and {} left out; the collection holds everything else. \
+         `collect stats DIR --skipped` lists them all.\n",
+        skipped.len(),
+        if skipped.len() == 1 { "" } else { "s" },
+        if skipped.len() == 1 { "was" } else { "were" },
+    );
+    s.push_str("| source | skipped | by reason |\n|---|---:|---|\n");
+    for (source, reasons) in &per {
+        let n: u64 = reasons.values().sum();
+        let by: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        let _ = writeln!(s, "| {} | {n} | {} |", cell(source), by.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "\n| source | where | reason | detail |\n|---|---|---|---|"
+    );
+    for k in skipped.iter().take(SKIPS_LISTED) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            cell(&k.source),
+            cell(&k.locator),
+            k.reason,
+            cell(&k.detail)
+        );
+    }
+    if skipped.len() > SKIPS_LISTED {
+        let _ = writeln!(s, "\n…and {} more.", skipped.len() - SKIPS_LISTED);
+    }
+    s
+}
+
+/// Text made safe for a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
 /// What the report and the review page need of the topic, kept in the store so that commands
 /// run on a collection directory alone (review, serve, export) can rewrite it.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -260,4 +318,45 @@ pub fn stored_topic(store: &Store) -> Result<ReportTopic> {
         languages: vec!["ru".into(), "en".into()],
         shingle: 4,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::SkipReason;
+
+    fn skip(source: &str, locator: &str, reason: SkipReason) -> SkippedInput {
+        SkippedInput {
+            source: source.into(),
+            locator: locator.into(),
+            reason,
+            detail: "a | b".into(),
+        }
+    }
+
+    #[test]
+    fn skipped_section_counts_per_source_and_lists_the_first_few() {
+        assert_eq!(skipped_markdown(&[]), "");
+        let mut all = vec![
+            skip("local", "in.jsonl:3", SkipReason::BadJson),
+            skip("local", "in.jsonl:4", SkipReason::BadJson),
+            skip("web", "d/pipe.txt", SkipReason::NotRegularFile),
+        ];
+        for i in 0..10 {
+            all.push(skip("local", &format!("x{i}"), SkipReason::Loop));
+        }
+        let md = skipped_markdown(&all);
+        assert!(md.contains("## Skipped inputs"), "{md}");
+        assert!(md.contains("13 inputs could not be read"), "{md}");
+        assert!(
+            md.contains("| local | 12 | bad-json: 2, loop: 10 |"),
+            "{md}"
+        );
+        assert!(md.contains("| web | 1 | not-regular-file: 1 |"), "{md}");
+        assert!(
+            md.contains("| local | in.jsonl:3 | bad-json | a \\| b |"),
+            "{md}"
+        );
+        assert!(md.contains("…and 3 more."), "{md}");
+    }
 }

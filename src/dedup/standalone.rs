@@ -65,7 +65,7 @@ fn read_chunks(
     mut f: impl FnMut(Vec<(usize, String, String)>) -> Result<()>,
 ) -> Result<()> {
     if input.is_dir() {
-        let files = list_files(input, &[".txt"])?;
+        let files = list_files(input, &[".txt"], &mut |w| eprintln!("warning: {w}"))?;
         let mut chunk = Vec::new();
         let mut bytes = 0;
         for (i, file) in files.iter().enumerate() {

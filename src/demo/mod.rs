@@ -39,6 +39,7 @@ pub fn demo_topic(web: &LoopbackWeb) -> Topic {
             allow_private: true,
             ..CrawlConfig::default()
         },
+        strict: false,
         base_dir: PathBuf::from("."),
     }
 }
@@ -63,6 +64,7 @@ pub fn run(out: Option<PathBuf>, progress: bool) -> Result<BuildSummary> {
             out,
             force: true,
             progress,
+            strict: false,
         },
     )?;
     drop(web);

@@ -1,23 +1,56 @@
 //! `local`: texts already on disk — a directory of `.txt`/`.html` files or a JSONL file.
+//!
+//! A bad input never stops the reading: an entry the walk refuses (`walk.rs`), a file that
+//! cannot be read or is too large, a JSONL line that is not a document, each becomes a
+//! [`Notice::Skipped`] and the reader goes on; the build decides whether that ends the run
+//! (`--strict`) or is recorded.
 
-use super::{Payload, RawDoc, Reader};
+use super::walk::{has_ext, kind_of, walk, WalkOptions};
+use super::{Notice, Payload, RawDoc, Reader, Skip, SkipReason};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+/// Files (and JSONL lines) above this size are skipped unless the source sets `max_file_bytes`.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// How a local source reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalOptions {
+    /// Follow symbolic links whose target lies outside the source's folder.
+    pub follow_links: bool,
+    /// Largest file read (after decompression), and largest JSONL line.
+    pub max_file_bytes: u64,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        LocalOptions {
+            follow_links: false,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        }
+    }
+}
+
 /// A directory of `.txt`, `.html`, `.htm` (optionally `.gz`) files, or a `.jsonl` file.
 pub struct LocalReader {
     name: String,
     rank: u32,
     path: PathBuf,
+    opts: LocalOptions,
 }
 
 impl LocalReader {
     /// A local source at `path` (already resolved against the topic file).
-    pub fn new(name: String, rank: u32, path: PathBuf) -> Self {
-        LocalReader { name, rank, path }
+    pub fn new(name: String, rank: u32, path: PathBuf, opts: LocalOptions) -> Self {
+        LocalReader {
+            name,
+            rank,
+            path,
+            opts,
+        }
     }
 }
 
@@ -57,107 +90,273 @@ impl JsonId {
     }
 }
 
-/// Parses one JSONL line; errors name the file and line.
-pub fn parse_json_line<'a>(path: &Path, line_no: usize, line: &'a str) -> Result<JsonDoc<'a>> {
+/// Parses one JSONL line into a document, or says why it is not one (with line and column).
+pub fn parse_json_record<'a>(
+    path: &Path,
+    line_no: usize,
+    line: &'a str,
+) -> std::result::Result<JsonDoc<'a>, Skip> {
     serde_json::from_str(line).map_err(|e| {
-        crate::error::bad_input(format!(
-            "{}:{}:{}: {}",
-            path.display(),
-            line_no,
-            e.column(),
-            e.to_string().split(" at line ").next().unwrap_or_default()
-        ))
+        // serde_json appends " at line X column Y" itself; the locator already says where.
+        let msg = e.to_string();
+        let detail = msg
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let reason = if detail.starts_with("missing field") {
+            SkipReason::MissingField
+        } else {
+            SkipReason::BadJson
+        };
+        Skip {
+            path: path.to_path_buf(),
+            line: Some(line_no),
+            column: Some(e.column()),
+            reason,
+            detail,
+        }
     })
 }
 
-/// Calls `f(line_no, line)` for each non-blank line of a JSONL file (1-based line numbers).
-pub fn for_each_jsonl_line(
+/// Parses one JSONL line; errors are bad input naming `file:line:col`.
+pub fn parse_json_line<'a>(path: &Path, line_no: usize, line: &'a str) -> Result<JsonDoc<'a>> {
+    parse_json_record(path, line_no, line).map_err(Skip::into_error)
+}
+
+/// Opens a file for reading without ever blocking: a FIFO opened non-blocking returns at once
+/// (a blocking open waits for a writer forever), and anything but a regular file is refused
+/// from the metadata of the opened handle, so a file swapped after the walk is caught too.
+fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u64), Skip> {
+    let mut oo = std::fs::OpenOptions::new();
+    oo.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        oo.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = oo
+        .open(path)
+        .map_err(|e| Skip::file(path, SkipReason::Unreadable, format!("cannot open: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Skip::file(path, SkipReason::Unreadable, format!("cannot stat: {e}")))?;
+    if !meta.is_file() {
+        let kind = kind_of(&meta.file_type());
+        return Err(Skip::file(
+            path,
+            SkipReason::NotRegularFile,
+            format!("{kind}, not read"),
+        ));
+    }
+    Ok((file, meta.len()))
+}
+
+/// Calls `f(line_no, line)` for each non-blank line of a JSONL file (1-based line numbers),
+/// a line that cannot be a document (not UTF-8, longer than `max_line_bytes`) as the `Skip`
+/// that says so. A UTF-8 byte order mark before the first line is dropped. Fails when the file
+/// cannot be opened or read, or when `f` fails.
+pub fn jsonl_records(
     path: &Path,
-    mut f: impl FnMut(usize, &str) -> Result<()>,
+    max_line_bytes: u64,
+    mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<()> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let (file, _) = open_regular(path).map_err(Skip::into_error)?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut buf = String::new();
+    let mut buf: Vec<u8> = Vec::new();
     let mut line_no = 0;
+    let read_err = |line_no: usize| format!("{}:{}: cannot read", path.display(), line_no);
     loop {
         buf.clear();
-        let n = reader.read_line(&mut buf).with_context(|| {
-            format!(
-                "{}:{}: cannot read (not UTF-8?)",
-                path.display(),
-                line_no + 1
-            )
-        })?;
+        // Bounded, so that one endless line (or a device) cannot take all memory.
+        let n = (&mut reader)
+            .take(max_line_bytes.saturating_add(1))
+            .read_until(b'\n', &mut buf)
+            .with_context(|| read_err(line_no + 1))?;
         if n == 0 {
             return Ok(());
         }
         line_no += 1;
-        let line = buf.trim_end_matches(['\n', '\r']);
-        if !line.trim().is_empty() {
-            f(line_no, line)?;
+        if !buf.ends_with(b"\n") && buf.len() as u64 > max_line_bytes {
+            skip_rest_of_line(&mut reader).with_context(|| read_err(line_no))?;
+            f(
+                line_no,
+                Err(Skip {
+                    path: path.to_path_buf(),
+                    line: Some(line_no),
+                    column: None,
+                    reason: SkipReason::TooLarge,
+                    detail: format!("line longer than {max_line_bytes} bytes"),
+                }),
+            )?;
+            continue;
         }
-    }
-}
-
-/// Text files under `dir` with the given extensions, sorted by path so runs are repeatable.
-pub fn list_files(dir: &Path, exts: &[&str]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries =
-            std::fs::read_dir(&d).with_context(|| format!("{}: cannot list", d.display()))?;
-        for e in entries {
-            let e = e.with_context(|| format!("{}: cannot list", d.display()))?;
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
-                let lower = name.to_ascii_lowercase();
-                if exts.iter().any(|x| lower.ends_with(x)) {
-                    out.push(p);
-                }
+        let mut line: &[u8] = &buf;
+        while let Some(rest) = line
+            .strip_suffix(b"\n")
+            .or_else(|| line.strip_suffix(b"\r"))
+        {
+            line = rest;
+        }
+        if line_no == 1 {
+            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match std::str::from_utf8(line) {
+            Ok(s) => f(line_no, Ok(s))?,
+            Err(e) => {
+                let at = e.valid_up_to() + 1;
+                f(
+                    line_no,
+                    Err(Skip {
+                        path: path.to_path_buf(),
+                        line: Some(line_no),
+                        column: Some(at),
+                        reason: SkipReason::BadUtf8,
+                        detail: format!("not valid UTF-8 (byte {at} of the line)"),
+                    }),
+                )?
             }
         }
     }
-    out.sort();
-    Ok(out)
 }
 
-/// Reads a file, gunzipping `.gz`, decoding UTF-8 (invalid bytes replaced, with a warning).
-pub fn read_text_file(path: &Path, warn: &mut dyn FnMut(String)) -> Result<(String, u64)> {
+/// Consumes input up to and including the next newline, keeping none of it.
+fn skip_rest_of_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let avail = reader.fill_buf()?;
+        if avail.is_empty() {
+            return Ok(());
+        }
+        match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = avail.len();
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+/// Calls `f(line_no, line)` for each non-blank line of a JSONL file (1-based line numbers);
+/// stops at the first line that is not UTF-8 or too long, as bad input naming `file:line:col`.
+pub fn for_each_jsonl_line(
+    path: &Path,
+    mut f: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<()> {
+    jsonl_records(path, DEFAULT_MAX_FILE_BYTES, |line_no, line| match line {
+        Ok(line) => f(line_no, line),
+        Err(skip) => Err(skip.into_error()),
+    })
+}
+
+/// Text files under `dir` with the given extensions, sorted by path so runs are repeatable;
+/// entries the walk refuses (loops, links leaving `dir`, FIFOs and devices, …) go to `warn`.
+pub fn list_files(dir: &Path, exts: &[&str], warn: &mut dyn FnMut(String)) -> Result<Vec<PathBuf>> {
+    let w = walk(
+        dir,
+        &WalkOptions {
+            exts,
+            follow_links: false,
+        },
+    )?;
+    for s in &w.skipped {
+        warn(format!("{s} ({}); skipped", s.reason));
+    }
+    Ok(w.files)
+}
+
+/// A text file as read: its text, its size as stored on disk or decompressed, and what was
+/// not quite right about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextFile {
+    /// The text, decoded (invalid UTF-8 replaced), without a byte order mark.
+    pub text: String,
+    /// Bytes read (after decompression).
+    pub raw_bytes: u64,
+    /// Why the text is not exactly the file's bytes, when it is not.
+    pub warning: Option<String>,
+}
+
+/// Reads a regular file of at most `max_bytes` (after gunzipping `.gz`), decoding UTF-8
+/// (invalid bytes replaced, with a warning). A file that cannot be read safely is the `Skip`
+/// that says why; nothing but a regular file is ever read, and never more than `max_bytes + 1`
+/// bytes of it.
+pub fn read_file_capped(path: &Path, max_bytes: u64) -> std::result::Result<TextFile, Skip> {
+    let (file, len) = open_regular(path)?;
+    let gz = has_ext(path, &[".gz"]);
+    if !gz && len > max_bytes {
+        return Err(Skip::file(
+            path,
+            SkipReason::TooLarge,
+            format!("{len} bytes, more than the source's max_file_bytes ({max_bytes})"),
+        ));
+    }
     let mut bytes = Vec::new();
-    let file =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
-    {
+    let limited = max_bytes.saturating_add(1);
+    if gz {
         flate2::read::GzDecoder::new(file)
+            .take(limited)
             .read_to_end(&mut bytes)
-            .with_context(|| format!("{}: not a valid gzip file", path.display()))?;
+            .map_err(|e| {
+                let reason = match e.kind() {
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => {
+                        SkipReason::BadGzip
+                    }
+                    _ => SkipReason::Unreadable,
+                };
+                Skip::file(path, reason, format!("not a valid gzip file: {e}"))
+            })?;
     } else {
         BufReader::new(file)
+            .take(limited)
             .read_to_end(&mut bytes)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
+            .map_err(|e| Skip::file(path, SkipReason::Unreadable, format!("cannot read: {e}")))?;
     }
-    let raw = bytes.len() as u64;
-    let text = match String::from_utf8(bytes) {
-        Ok(s) => s,
+    if bytes.len() as u64 > max_bytes {
+        let what = if gz { "decompresses to" } else { "grew to" };
+        return Err(Skip::file(
+            path,
+            SkipReason::TooLarge,
+            format!("{what} more than the source's max_file_bytes ({max_bytes})"),
+        ));
+    }
+    let raw_bytes = bytes.len() as u64;
+    let (text, warning) = match String::from_utf8(bytes) {
+        Ok(s) => (s, None),
         Err(e) => {
-            warn(format!(
+            let w = format!(
                 "{}: not valid UTF-8 at byte {}; invalid bytes replaced",
                 path.display(),
                 e.utf8_error().valid_up_to()
-            ));
-            String::from_utf8_lossy(e.as_bytes()).into_owned()
+            );
+            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(w))
         }
     };
-    let text = text
-        .strip_prefix('\u{FEFF}')
-        .map(str::to_string)
-        .unwrap_or(text);
-    Ok((text, raw))
+    let text = match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
+    Ok(TextFile {
+        text,
+        raw_bytes,
+        warning,
+    })
+}
+
+/// Reads a file, gunzipping `.gz`, decoding UTF-8 (invalid bytes replaced, with a warning);
+/// a file that cannot be read safely is bad input naming it.
+pub fn read_text_file(path: &Path, warn: &mut dyn FnMut(String)) -> Result<(String, u64)> {
+    let f = read_file_capped(path, DEFAULT_MAX_FILE_BYTES).map_err(Skip::into_error)?;
+    if let Some(w) = f.warning {
+        warn(w);
+    }
+    Ok((f.text, f.raw_bytes))
 }
 
 /// Extensions the directory form reads.
@@ -172,6 +371,96 @@ pub const LOCAL_EXTS: &[&str] = &[
     ".wikitext.gz",
 ];
 
+impl LocalReader {
+    fn collect_dir(
+        &self,
+        sink: &mut dyn FnMut(RawDoc) -> Result<()>,
+        notice: &mut dyn FnMut(Notice) -> Result<()>,
+    ) -> Result<()> {
+        let p = &self.path;
+        let walked = walk(
+            p,
+            &WalkOptions {
+                exts: LOCAL_EXTS,
+                follow_links: self.opts.follow_links,
+            },
+        )?;
+        for s in walked.skipped {
+            notice(Notice::Skipped(s))?;
+        }
+        for file in walked.files {
+            let f = match read_file_capped(&file, self.opts.max_file_bytes) {
+                Ok(f) => f,
+                Err(skip) => {
+                    notice(Notice::Skipped(skip))?;
+                    continue;
+                }
+            };
+            if let Some(w) = f.warning {
+                notice(Notice::Warning(w))?;
+            }
+            let lower = file.to_string_lossy().to_ascii_lowercase();
+            let payload = if lower.contains(".htm") {
+                Payload::Html
+            } else if lower.contains(".wikitext") {
+                Payload::Wikitext
+            } else {
+                Payload::PlainText
+            };
+            let rel = file.strip_prefix(p).unwrap_or(&file);
+            sink(RawDoc {
+                source: self.name.clone(),
+                source_rank: self.rank,
+                locator: rel.to_string_lossy().replace('\\', "/"),
+                url: None,
+                title: None,
+                body: f.text,
+                payload,
+                lang: None,
+                raw_bytes: f.raw_bytes,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn collect_jsonl(
+        &self,
+        sink: &mut dyn FnMut(RawDoc) -> Result<()>,
+        notice: &mut dyn FnMut(Notice) -> Result<()>,
+    ) -> Result<()> {
+        let p = &self.path;
+        let mut seen = std::collections::HashSet::new();
+        jsonl_records(p, self.opts.max_file_bytes, |line_no, line| {
+            let doc = match line.and_then(|l| parse_json_record(p, line_no, l).map(|d| (d, l))) {
+                Ok(d) => d,
+                Err(skip) => return notice(Notice::Skipped(skip)),
+            };
+            let (doc, line) = doc;
+            let id = doc.id.into_string();
+            if !seen.insert(id.clone()) {
+                return notice(Notice::Skipped(Skip {
+                    path: p.clone(),
+                    line: Some(line_no),
+                    column: None,
+                    reason: SkipReason::DuplicateId,
+                    detail: format!("id `{id}` appears twice"),
+                }));
+            }
+            sink(RawDoc {
+                source: self.name.clone(),
+                source_rank: self.rank,
+                locator: doc.url.clone().unwrap_or_else(|| format!("jsonl:{id}")),
+                url: doc.url,
+                title: doc.title,
+                raw_bytes: line.len() as u64,
+                body: doc.text.into_owned(),
+                payload: Payload::PlainText,
+                lang: None,
+            })
+        })
+    }
+}
+
 impl Reader for LocalReader {
     fn name(&self) -> &str {
         &self.name
@@ -180,64 +469,30 @@ impl Reader for LocalReader {
     fn collect(
         &self,
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,
-        warn: &mut dyn FnMut(String),
+        notice: &mut dyn FnMut(Notice) -> Result<()>,
     ) -> Result<()> {
         let p = &self.path;
-        if p.is_dir() {
-            for file in list_files(p, LOCAL_EXTS)? {
-                let (body, raw_bytes) = read_text_file(&file, warn)?;
-                let lower = file.to_string_lossy().to_ascii_lowercase();
-                let payload = if lower.contains(".htm") {
-                    Payload::Html
-                } else if lower.contains(".wikitext") {
-                    Payload::Wikitext
-                } else {
-                    Payload::PlainText
-                };
-                let rel = file.strip_prefix(p).unwrap_or(&file);
-                sink(RawDoc {
-                    source: self.name.clone(),
-                    source_rank: self.rank,
-                    locator: rel.to_string_lossy().replace('\\', "/"),
-                    url: None,
-                    title: None,
-                    body,
-                    payload,
-                    lang: None,
-                    raw_bytes,
-                })?;
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => self.collect_dir(sink, notice),
+            Ok(m) if m.is_file() => self.collect_jsonl(sink, notice),
+            Ok(m) => Err(crate::error::bad_input(format!(
+                "{}: {}, not a directory or a JSONL file (local source `{}`)",
+                p.display(),
+                kind_of(&m.file_type()),
+                self.name
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(crate::error::bad_input(format!(
+                    "{}: no such file or directory (local source `{}`)",
+                    p.display(),
+                    self.name
+                )))
             }
-            Ok(())
-        } else if p.is_file() {
-            let mut seen = std::collections::HashSet::new();
-            for_each_jsonl_line(p, |line_no, line| {
-                let doc = parse_json_line(p, line_no, line)?;
-                let id = doc.id.into_string();
-                if !seen.insert(id.clone()) {
-                    return Err(crate::error::bad_input(format!(
-                        "{}:{}: id `{id}` appears twice",
-                        p.display(),
-                        line_no
-                    )));
-                }
-                sink(RawDoc {
-                    source: self.name.clone(),
-                    source_rank: self.rank,
-                    locator: doc.url.clone().unwrap_or_else(|| format!("jsonl:{id}")),
-                    url: doc.url,
-                    title: doc.title,
-                    raw_bytes: line.len() as u64,
-                    body: doc.text.into_owned(),
-                    payload: Payload::PlainText,
-                    lang: None,
-                })
-            })
-        } else {
-            Err(crate::error::bad_input(format!(
-                "{}: no such file or directory (local source `{}`)",
+            Err(e) => Err(anyhow::Error::new(e).context(format!(
+                "{}: cannot open (local source `{}`)",
                 p.display(),
                 self.name
-            )))
+            ))),
         }
     }
 }
@@ -246,16 +501,33 @@ impl Reader for LocalReader {
 mod tests {
     use super::*;
 
-    fn collect(src: &LocalReader) -> Result<Vec<RawDoc>> {
+    fn reader(p: &Path) -> LocalReader {
+        LocalReader::new("local".into(), 0, p.into(), LocalOptions::default())
+    }
+
+    /// Reads a source, collecting documents and skips (strict: the first skip is the error).
+    fn collect_all(src: &LocalReader, strict: bool) -> Result<(Vec<RawDoc>, Vec<Skip>)> {
         let mut docs = Vec::new();
+        let mut skips = Vec::new();
         src.collect(
             &mut |d| {
                 docs.push(d);
                 Ok(())
             },
-            &mut |_| {},
+            &mut |n| match n {
+                Notice::Skipped(s) if strict => Err(s.into_error()),
+                Notice::Skipped(s) => {
+                    skips.push(s);
+                    Ok(())
+                }
+                Notice::Warning(_) => Ok(()),
+            },
         )?;
-        Ok(docs)
+        Ok((docs, skips))
+    }
+
+    fn collect(src: &LocalReader) -> Result<Vec<RawDoc>> {
+        collect_all(src, true).map(|(d, _)| d)
     }
 
     #[test]
@@ -265,7 +537,7 @@ mod tests {
         std::fs::write(dir.path().join("b.txt"), "плain текст").unwrap();
         std::fs::write(dir.path().join("sub/a.html"), "<p>hi</p>").unwrap();
         std::fs::write(dir.path().join("skip.pdf"), "x").unwrap();
-        let docs = collect(&LocalReader::new("local".into(), 0, dir.path().into())).unwrap();
+        let docs = collect(&reader(dir.path())).unwrap();
         let got: Vec<(&str, Payload)> = docs
             .iter()
             .map(|d| (d.locator.as_str(), d.payload))
@@ -277,22 +549,45 @@ mod tests {
     }
 
     #[test]
-    fn reads_jsonl_and_names_bad_lines() {
+    fn jsonl_bad_lines_are_skipped_with_their_place_or_stop_a_strict_read() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("in.jsonl");
-        std::fs::write(&p, "{\"id\": 1, \"text\": \"a\", \"url\": \"http://x/\"}\n\n{\"id\": \"b\", \"text\": 5}\n").unwrap();
-        let e = collect(&LocalReader::new("local".into(), 0, p.clone())).unwrap_err();
+        let mut bytes =
+            b"\xEF\xBB\xBF{\"id\": 1, \"text\": \"a\", \"url\": \"http://x/\"}\n\n".to_vec();
+        bytes.extend_from_slice(b"{\"id\": \"b\", \"text\": 5}\n");
+        bytes.extend_from_slice(b"{\"id\": \"c\", \"text\": \"caf\xE9\"}\n");
+        bytes.extend_from_slice(b"{\"id\": \"d\"}\n");
+        bytes.extend_from_slice(b"{\"id\": \"e\", \"text\": \"e\"\n");
+        bytes.extend_from_slice(b"{\"id\": 1, \"text\": \"again\"}\n");
+        bytes.extend_from_slice(b"{\"id\": \"f\", \"text\": \"f\"}");
+        std::fs::write(&p, &bytes).unwrap();
+        let (docs, skips) = collect_all(&reader(&p), false).unwrap();
+        let ids: Vec<&str> = docs.iter().map(|d| d.body.as_str()).collect();
+        assert_eq!(ids, ["a", "f"]);
+        assert_eq!(docs[0].url.as_deref(), Some("http://x/"));
+        let got: Vec<(Option<usize>, &str)> =
+            skips.iter().map(|s| (s.line, s.reason.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(3), "bad-json"),
+                (Some(4), "bad-utf8"),
+                (Some(5), "missing-field"),
+                (Some(6), "bad-json"),
+                (Some(7), "duplicate-id"),
+            ]
+        );
+        let e = collect(&reader(&p)).unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
         assert!(
-            e.to_string().starts_with(&format!("{}:3:", p.display())),
+            e.to_string()
+                .starts_with(&format!("{}:3:21: invalid type", p.display())),
             "{e}"
         );
-        std::fs::write(&p, "{\"id\": 1, \"text\": \"a\", \"url\": \"http://x/\"}\n").unwrap();
-        let docs = collect(&LocalReader::new("local".into(), 0, p)).unwrap();
-        assert_eq!(docs[0].url.as_deref(), Some("http://x/"));
     }
 
     #[test]
-    fn repeated_jsonl_id_is_an_error() {
+    fn repeated_jsonl_id_stops_a_strict_read() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("in.jsonl");
         std::fs::write(
@@ -300,7 +595,90 @@ mod tests {
             "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"a\",\"text\":\"y\"}\n",
         )
         .unwrap();
-        let e = collect(&LocalReader::new("local".into(), 0, p)).unwrap_err();
+        let e = collect(&reader(&p)).unwrap_err();
         assert!(e.to_string().contains(":2: id `a` appears twice"), "{e}");
+    }
+
+    #[test]
+    fn a_jsonl_line_over_the_cap_is_skipped_and_the_next_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in.jsonl");
+        let long = format!("{{\"id\":\"l\",\"text\":\"{}\"}}\n", "x".repeat(200));
+        std::fs::write(&p, format!("{long}{{\"id\":\"s\",\"text\":\"short\"}}\n")).unwrap();
+        let src = LocalReader::new(
+            "local".into(),
+            0,
+            p,
+            LocalOptions {
+                max_file_bytes: 100,
+                ..LocalOptions::default()
+            },
+        );
+        let (docs, skips) = collect_all(&src, false).unwrap();
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].body, "short");
+        assert_eq!(
+            (skips[0].line, skips[0].reason),
+            (Some(1), SkipReason::TooLarge)
+        );
+    }
+
+    #[test]
+    fn files_over_the_cap_and_broken_gzip_are_skipped_and_boms_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("big.txt"), "x".repeat(2000)).unwrap();
+        std::fs::write(d.join("bom.txt"), "\u{FEFF}hello").unwrap();
+        std::fs::write(d.join("bad.txt.gz"), "not gzip at all").unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &[b'a'; 5000]).unwrap();
+        std::fs::write(d.join("bomb.txt.gz"), gz.finish().unwrap()).unwrap();
+        let src = LocalReader::new(
+            "local".into(),
+            0,
+            d.into(),
+            LocalOptions {
+                max_file_bytes: 1000,
+                ..LocalOptions::default()
+            },
+        );
+        let (docs, skips) = collect_all(&src, false).unwrap();
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].body, "hello");
+        let got: Vec<(String, SkipReason)> = skips
+            .iter()
+            .map(|s| {
+                (
+                    s.locator().rsplit('/').next().unwrap().to_string(),
+                    s.reason,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("bad.txt.gz".to_string(), SkipReason::BadGzip),
+                ("big.txt".to_string(), SkipReason::TooLarge),
+                ("bomb.txt.gz".to_string(), SkipReason::TooLarge),
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_given_as_the_source_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in.jsonl");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap()
+            .success());
+        let e = collect(&reader(&p)).unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+        assert!(e.to_string().contains("a FIFO"), "{e}");
+        // The opener refuses it too, should it be handed one directly.
+        let s = read_file_capped(&p, 10).unwrap_err();
+        assert_eq!(s.reason, SkipReason::NotRegularFile);
     }
 }

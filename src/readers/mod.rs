@@ -4,9 +4,11 @@
 //! wikis and crawls, are `crate::acquire::sources`.)
 
 pub mod local;
+pub mod walk;
 pub mod web;
 
 pub use crate::acquire::Payload;
+pub use crate::error::{Skip, SkipReason};
 use anyhow::Result;
 
 /// A document as a reader delivers it, before cleaning.
@@ -32,14 +34,25 @@ pub struct RawDoc {
     pub raw_bytes: u64,
 }
 
+/// What a reader tells besides documents.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// Read, but not quite as given (invalid bytes replaced): worth a line on stderr.
+    Warning(String),
+    /// Not read: the build records it, counts it in the report and goes on, unless it runs
+    /// strict, in which case the callback returns the error and the reader stops with it.
+    Skipped(Skip),
+}
+
 /// A reader of one source's raw documents.
 pub trait Reader {
     /// Report name.
     fn name(&self) -> &str;
-    /// Delivers every document to `sink`; problems with single inputs go to `warn`.
+    /// Delivers every document to `sink`; problems with single inputs go to `notice`, and an
+    /// error it returns (strict runs) ends the reading.
     fn collect(
         &self,
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,
-        warn: &mut dyn FnMut(String),
+        notice: &mut dyn FnMut(Notice) -> Result<()>,
     ) -> Result<()>;
 }

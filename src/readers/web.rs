@@ -4,7 +4,7 @@
 //! fetched page in the store's frontier; this source turns those pages into raw documents, so
 //! the rest of the pipeline treats web pages and local files alike.
 
-use super::{RawDoc, Reader};
+use super::{Notice, RawDoc, Reader};
 use crate::acquire::WebSourceConfig;
 use crate::store::StoreFrontier;
 use anyhow::Result;
@@ -61,7 +61,7 @@ impl Reader for WebReader {
     fn collect(
         &self,
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,
-        _warn: &mut dyn FnMut(String),
+        _notice: &mut dyn FnMut(Notice) -> Result<()>,
     ) -> Result<()> {
         for rec in self.frontier.fetched(&self.name)? {
             let Some(page) = rec.fetched else { continue };

@@ -21,18 +21,25 @@ pub struct Stats {
     pub total: Counts,
     /// Review queue counts.
     pub review: review::Progress,
+    /// Inputs skipped per source (`collect stats DIR --skipped` lists them).
+    pub skipped: BTreeMap<String, u64>,
 }
 
 /// Computes the statistics of a collection's store.
 pub fn stats(store: &Store) -> Result<Stats> {
     let docs = store.document_metas()?;
     let (sources, total) = collection::counts(store, &docs)?;
+    let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
+    for k in store.skipped()? {
+        *skipped.entry(k.source).or_default() += 1;
+    }
     Ok(Stats {
         topic: collection::stored_topic(store)?.name,
         detector: store.meta("detector")?.unwrap_or_default(),
         sources,
         total,
         review: review::progress(store)?,
+        skipped,
     })
 }
 
@@ -46,5 +53,6 @@ pub fn render(store: &Store, s: &Stats) -> Result<String> {
         "\nReview: {} contained pairs; {} pending, {} decided ({} keep-both, {} drop-contained, {} drop-container), {} moot (a text already out).",
         r.pairs, r.pending, r.decided, r.keep_both, r.drop_contained, r.drop_container, r.moot
     );
+    out.push_str(&collection::report::skipped_markdown(&store.skipped()?));
     Ok(out)
 }

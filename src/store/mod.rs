@@ -5,6 +5,7 @@
 
 pub mod health;
 pub mod queries;
+pub mod skipped;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
 use crate::error::StoreCorrupt;

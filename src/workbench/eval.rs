@@ -40,7 +40,7 @@ pub fn norm_id(id: &str) -> &str {
 pub fn load_docs(input: &Path) -> Result<Vec<Doc>> {
     let mut docs = Vec::new();
     if input.is_dir() {
-        for f in list_files(input, &[".txt"])? {
+        for f in list_files(input, &[".txt"], &mut |w| eprintln!("warning: {w}"))? {
             let (text, _) = read_text_file(&f, &mut |w| eprintln!("warning: {w}"))?;
             let id = f.strip_prefix(input).unwrap_or(&f).to_string_lossy();
             docs.push(Doc {

@@ -12,6 +12,7 @@ mod eval_cli;
 mod fault_zoo;
 mod grow;
 mod html_stress;
+mod local_inputs;
 mod mediawiki_build;
 mod postings_vs_naive;
 mod resume_cli;

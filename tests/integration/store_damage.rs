@@ -73,13 +73,15 @@ impl Work {
     fn truncate_store(&self) {
         std::fs::write(self.store(), b"").unwrap();
     }
-    /// Overwrites one page in the middle of the store with random bytes.
+    /// Overwrites the middle third of the store with random bytes, whole pages, so the damage
+    /// lands in the tables every command reads however the pages happen to be laid out.
     fn scramble_middle(&self) {
         let mut bytes = std::fs::read(self.store()).unwrap();
         let page = 4096;
-        let at = (bytes.len() / 2) / page * page;
+        let from = (bytes.len() / 3) / page * page;
+        let to = (2 * bytes.len() / 3) / page * page;
         let mut rng = Rng(0x5eed_cafe);
-        for b in &mut bytes[at..at + page] {
+        for b in &mut bytes[from.max(page)..to.max(2 * page)] {
             *b = rng.next() as u8;
         }
         std::fs::write(self.store(), bytes).unwrap();
