@@ -133,11 +133,13 @@ for p in [SRC.parent / "README.md", SRC.parent / "ARCHITECTURE.md", *SRC.parent.
     for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
         if "../shared" in line or "METHOD.md" in line:
             failures.append(f"{p.relative_to(SRC.parent)}:{n}: points outside the repository")
-for f in SRC.rglob("*.rs"):
-    if f.parent.name != "bin":
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+REPO = SRC.parent
+for f in [*SRC.rglob("*.rs"), *REPO.glob("tests/**/*.rs"), *REPO.glob("examples/*.rs"),
+          *REPO.glob("benches/*.rs"), *REPO.glob("scripts/*"), *REPO.glob("fuzz/fuzz_targets/*.rs")]:
+    if f.is_file():
+        for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if "../shared" in line or "METHOD.md" in line:
-                failures.append(f"{f.relative_to(SRC.parent)}:{n}: points outside the repository")
+                failures.append(f"{f.relative_to(REPO)}:{n}: points outside the repository")
 
 if failures:
     print("layering invariants broken (ARCHITECTURE.md, Invariants):")

@@ -3,17 +3,14 @@
 #   bash scripts/bench_cleaners.sh [BENCH_DIR]
 # BENCH_DIR holds extraction/ (HTML main-content extraction: html/<id>.html.gz, index.jsonl,
 # score.py) and wikitext/ (<lang>/<title>.wikitext, score.py); README "Data for the benchmarks"
-# says what they are and where such data comes from. Without BENCH_DIR, the maintainers' copy
-# (../shared/bench beside the repository) is used when it exists. A missing set is skipped with a
-# message, and the script exits 0 when there is nothing to run. Speeds go to stderr.
+# says what they are and where such data comes from. A missing set is skipped with a message, and
+# the script exits 0 when there is nothing to run. Speeds go to stderr.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then
     bench=$1
-elif [ -d "$root/../shared/bench" ]; then
-    bench="$root/../shared/bench"
 else
-    echo "skipping: no benchmark directory given and the default ../shared/bench (beside the repository) was not found; pass BENCH_DIR (see README, \"Data for the benchmarks\")"
+    echo "skipping: no benchmark directory given; pass BENCH_DIR (see README, \"Data for the benchmarks\")"
     exit 0
 fi
 if [ ! -d "$bench" ]; then

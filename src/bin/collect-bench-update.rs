@@ -1,16 +1,14 @@
 //! Benchmark of `collect update` against a full rebuild: a store of N documents (default
-//! 100,000) made from `../shared/bench/perf/corpus-10k.jsonl` replicated with perturbed words,
+//! 100,000) made from the perf corpus (README, "Data for the benchmarks") replicated with perturbed words,
 //! then 1,000 new documents added by `update`, once with SQL postings lookups and once with an
 //! in-memory index of the stored signatures. Skips cleanly when the corpus is absent.
 //!
-//! `cargo run --release --bin collect-bench-update [N]` (`COLLECT_BENCH_CORPUS` names another
-//! corpus path).
+//! `COLLECT_BENCH_CORPUS=corpus-10k.jsonl cargo run --release --bin collect-bench-update [N]`.
 
 use collect::build::update::{self, Lookup, UpdateOptions};
 use collect::build::{self, BuildOptions};
 use collect::topic::Topic;
 use std::io::Write;
-use std::path::Path;
 use std::time::Instant;
 
 /// Texts are cut to this many bytes so that 100,000 of them fit a small disk and build in
@@ -69,11 +67,13 @@ fn write_docs(
 }
 
 fn main() -> anyhow::Result<()> {
-    let corpus_path = std::env::var_os("COLLECT_BENCH_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/perf/corpus-10k.jsonl")
-        });
+    let Some(corpus_path) = std::env::var_os("COLLECT_BENCH_CORPUS").map(std::path::PathBuf::from)
+    else {
+        println!(
+            "skipped: COLLECT_BENCH_CORPUS is not set; set it to a JSONL of {{\"id\", \"text\"}} lines (README, \"Data for the benchmarks\")"
+        );
+        return Ok(());
+    };
     if !corpus_path.exists() {
         println!(
             "skipped: {} is absent; set COLLECT_BENCH_CORPUS to a JSONL of {{\"id\", \"text\"}} lines (README, \"Data for the benchmarks\")",
