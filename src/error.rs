@@ -132,11 +132,16 @@ pub enum SkipReason {
     BadGzip,
     /// A JSONL id seen on an earlier line of the same file.
     DuplicateId,
+    /// A web-archive record that does not parse (bad header, wrong Content-Length, truncated
+    /// or corrupt gzip member, HTTP payload that does not parse); the reader resyncs after it.
+    BadRecord,
+    /// A document in a format no reader turns into text yet (PDF, office formats).
+    UnsupportedFormat,
 }
 
 impl SkipReason {
     /// Every reason, in the order listings group them.
-    pub const ALL: [SkipReason; 12] = [
+    pub const ALL: [SkipReason; 14] = [
         SkipReason::NotRegularFile,
         SkipReason::DanglingLink,
         SkipReason::Unreadable,
@@ -149,6 +154,8 @@ impl SkipReason {
         SkipReason::MissingField,
         SkipReason::BadGzip,
         SkipReason::DuplicateId,
+        SkipReason::BadRecord,
+        SkipReason::UnsupportedFormat,
     ];
 
     /// Whether an input stays unread. A link into a loop or to something read under its own
@@ -173,6 +180,8 @@ impl SkipReason {
             SkipReason::MissingField => "missing-field",
             SkipReason::BadGzip => "bad-gzip",
             SkipReason::DuplicateId => "duplicate-id",
+            SkipReason::BadRecord => "bad-record",
+            SkipReason::UnsupportedFormat => "unsupported-format",
         }
     }
 
@@ -198,6 +207,9 @@ pub struct Skip {
     pub line: Option<usize>,
     /// 1-based column (JSON errors) or byte in the line (UTF-8 errors), when known.
     pub column: Option<usize>,
+    /// Byte offset in the file, for records of binary containers (a web archive's gzip
+    /// member or record), where lines mean nothing.
+    pub offset: Option<u64>,
     /// Why.
     pub reason: SkipReason,
     /// What exactly is wrong, without the place.
@@ -211,16 +223,31 @@ impl Skip {
             path: path.to_path_buf(),
             line: None,
             column: None,
+            offset: None,
             reason,
             detail: detail.into(),
         }
     }
 
-    /// Where, as stored and listed: `path` or `path:line`.
+    /// A skipped record of a container file, at byte `offset`.
+    pub fn at_offset(
+        path: &std::path::Path,
+        offset: u64,
+        reason: SkipReason,
+        detail: impl Into<String>,
+    ) -> Skip {
+        Skip {
+            offset: Some(offset),
+            ..Skip::file(path, reason, detail)
+        }
+    }
+
+    /// Where, as stored and listed: `path`, `path:line` or `path@offset`.
     pub fn locator(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{l}", self.path.display()),
-            None => self.path.display().to_string(),
+        match (self.line, self.offset) {
+            (Some(l), _) => format!("{}:{l}", self.path.display()),
+            (None, Some(o)) => format!("{}@{o}", self.path.display()),
+            (None, None) => self.path.display().to_string(),
         }
     }
 

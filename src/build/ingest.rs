@@ -109,6 +109,7 @@ impl<'a> Preparer<'a> {
                         status,
                         reason,
                         duplicate_of: None,
+                        date: r.date,
                     };
                     (doc, sig)
                 },

@@ -244,6 +244,7 @@ fn documents(
             status,
             reason,
             duplicate_of: e.duplicate_of.clone(),
+            date: e.date.clone(),
         });
     }
     out

@@ -37,6 +37,9 @@ pub struct ManifestEntry {
     pub duplicate_of: Option<String>,
     /// SHA-256 of the cleaned text.
     pub sha256: String,
+    /// Date the source gave (absent from manifests of sources without dates).
+    #[serde(default)]
+    pub date: Option<String>,
 }
 
 impl ManifestEntry {

@@ -113,6 +113,7 @@ pub fn parse_json_record<'a>(
             path: path.to_path_buf(),
             line: Some(line_no),
             column: Some(e.column()),
+            offset: None,
             reason,
             detail,
         }
@@ -185,6 +186,7 @@ pub fn jsonl_records(
                     path: path.to_path_buf(),
                     line: Some(line_no),
                     column: None,
+                    offset: None,
                     reason: SkipReason::TooLarge,
                     detail: format!("line longer than {max_line_bytes} bytes"),
                 }),
@@ -214,6 +216,7 @@ pub fn jsonl_records(
                         path: path.to_path_buf(),
                         line: Some(line_no),
                         column: Some(at),
+                        offset: None,
                         reason: SkipReason::BadUtf8,
                         detail: format!("not valid UTF-8 (byte {at} of the line)"),
                     }),
@@ -418,6 +421,7 @@ impl LocalReader {
                 payload,
                 lang: None,
                 raw_bytes: f.raw_bytes,
+                date: None,
             })?;
         }
         Ok(())
@@ -442,6 +446,7 @@ impl LocalReader {
                     path: p.clone(),
                     line: Some(line_no),
                     column: None,
+                    offset: None,
                     reason: SkipReason::DuplicateId,
                     detail: format!("id `{id}` appears twice"),
                 }));
@@ -456,6 +461,7 @@ impl LocalReader {
                 body: doc.text.into_owned(),
                 payload: Payload::PlainText,
                 lang: None,
+                date: None,
             })
         })
     }

@@ -32,6 +32,8 @@ pub struct RawDoc {
     pub lang: Option<String>,
     /// Size of the body as received.
     pub raw_bytes: u64,
+    /// When the source says it was captured or published (a WARC record's `WARC-Date`).
+    pub date: Option<String>,
 }
 
 /// What a reader tells besides documents.

@@ -76,6 +76,7 @@ impl Reader for WebReader {
                 body: page.body,
                 payload,
                 lang: self.lang.clone(),
+                date: None,
             })?;
         }
         Ok(())

@@ -95,6 +95,10 @@ CREATE INDEX decisions_pair ON decisions(pair);
 CREATE INDEX pairs_a ON pairs(a);
 CREATE INDEX pairs_b ON pairs(b);
 "#,
+    // v4 (web archives): the date a source gives a document (a WARC record's `WARC-Date`).
+    r#"
+ALTER TABLE documents ADD COLUMN date TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -286,6 +290,9 @@ pub struct Document {
     pub reason: Option<String>,
     /// The kept document this one duplicates.
     pub duplicate_of: Option<String>,
+    /// When the source says the document was captured or published (a WARC record's
+    /// `WARC-Date`, ISO 8601 as given), when it says.
+    pub date: Option<String>,
 }
 
 /// A judged pair as stored.
@@ -534,8 +541,8 @@ impl Store {
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
-                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run, date)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             ).at(&self.path)?;
             let mut post = tx
                 .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
@@ -558,7 +565,8 @@ impl Store {
                         d.reason,
                         d.duplicate_of,
                         sig.len() as i64,
-                        run
+                        run,
+                        d.date
                     ])
                     .at(&self.path)?;
                 if n == 0 {
@@ -607,7 +615,7 @@ impl Store {
     pub fn documents(&self, status: Option<Status>) -> Result<Vec<Document>> {
         let sql =
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
-                    sha256, status, reason, duplicate_of FROM documents
+                    sha256, status, reason, duplicate_of, date FROM documents
                     WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
         let mut stmt = self.conn.prepare(sql).at(&self.path)?;
         let rows = stmt
@@ -627,6 +635,7 @@ impl Store {
                     status: r.get(11)?,
                     reason: r.get(12)?,
                     duplicate_of: r.get(13)?,
+                    date: r.get(14)?,
                 })
             })
             .at(&self.path)?;
@@ -888,6 +897,7 @@ mod tests {
             status: Status::Pending,
             reason: None,
             duplicate_of: None,
+            date: None,
         }
     }
 

@@ -108,6 +108,7 @@ mod tests {
             path: path.into(),
             line,
             column: None,
+            offset: None,
             reason,
             detail: "why".into(),
         }
