@@ -76,12 +76,65 @@ impl LocalConfig {
     }
 }
 
+/// A `warc` source: web archives (WARC, WET; plain or gzipped per record).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WarcConfig {
+    /// An archive, a directory of them, or a list of either, relative to the topic file.
+    pub path: OneOrMany,
+    /// Name in reports (default `warc`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Follow symbolic links whose target lies outside a listed directory.
+    #[serde(default)]
+    pub follow_links: bool,
+    /// Largest record block read; larger records are read over and skipped.
+    #[serde(default = "default_max_record_bytes")]
+    pub max_record_bytes: u64,
+}
+
+/// A path, or a list of paths.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One path.
+    One(PathBuf),
+    /// Several.
+    Many(Vec<PathBuf>),
+}
+
+impl OneOrMany {
+    /// The paths, in the order given.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        match self {
+            OneOrMany::One(p) => vec![p.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+fn default_max_record_bytes() -> u64 {
+    crate::readers::warc::DEFAULT_MAX_RECORD_BYTES
+}
+
+impl WarcConfig {
+    /// How the reader of this source reads.
+    pub fn options(&self) -> crate::readers::warc::WarcOptions {
+        crate::readers::warc::WarcOptions {
+            follow_links: self.follow_links,
+            max_record_bytes: self.max_record_bytes,
+        }
+    }
+}
+
 /// One source of texts; `kind` selects the implementation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SourceSpec {
     /// Texts already on disk: a directory of `.txt`/`.html` files or a JSONL file.
     Local(LocalConfig),
+    /// Web archives on disk: WARC and WET files.
+    Warc(WarcConfig),
     /// Any MediaWiki Action API.
     Mediawiki(acquire::MediaWikiConfig),
     /// A SearXNG instance.
@@ -100,7 +153,7 @@ impl SourceSpec {
     /// The web source configuration, for every kind but `local`.
     pub fn web(&self) -> Option<WebSourceConfig> {
         Some(match self {
-            SourceSpec::Local(_) => return None,
+            SourceSpec::Local(_) | SourceSpec::Warc(_) => return None,
             SourceSpec::Mediawiki(c) => WebSourceConfig::Mediawiki(c.clone()),
             SourceSpec::Searxng(c) => WebSourceConfig::Searxng(c.clone()),
             SourceSpec::Brave(c) => WebSourceConfig::Brave(c.clone()),
@@ -124,9 +177,10 @@ impl SourceSpec {
 
     /// Kind name as written in the topic file.
     pub fn kind(&self) -> &'static str {
-        match self.web() {
-            None => "local",
-            Some(w) => w.kind(),
+        match (self, self.web()) {
+            (SourceSpec::Warc(_), _) => "warc",
+            (_, None) => "local",
+            (_, Some(w)) => w.kind(),
         }
     }
 
@@ -134,8 +188,9 @@ impl SourceSpec {
     pub fn display_name(&self) -> String {
         match (self, self.web()) {
             (SourceSpec::Local(c), _) => c.name.clone().unwrap_or_else(|| "local".into()),
+            (SourceSpec::Warc(c), _) => c.name.clone().unwrap_or_else(|| "warc".into()),
             (_, Some(w)) => w.display_name(),
-            (_, None) => unreachable!("only local has no web form"),
+            (_, None) => "local".into(),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::error::Skip;
 use crate::filter::{self, FilterSettings};
 use crate::progress::Progress;
 use crate::readers::local::LocalReader;
+use crate::readers::warc::WarcReader;
 use crate::readers::web::{wiki_language, WebReader};
 use crate::readers::{Notice, RawDoc, Reader};
 use crate::sign::Detector;
@@ -246,6 +247,15 @@ fn readers_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<d
                     topic.resolve(&c.path),
                     c.options(),
                 ))),
+                (SourceSpec::Warc(c), _) => {
+                    let paths = c
+                        .path
+                        .paths()
+                        .into_iter()
+                        .map(|p| (topic.resolve(&p), p.to_string_lossy().replace('\\', "/")))
+                        .collect();
+                    Some(Box::new(WarcReader::new(name, rank, paths, c.options())))
+                }
                 (_, Some(web)) => {
                     let lang = wiki_language(&web, topic.languages.first().map(String::as_str));
                     Some(Box::new(WebReader::new(

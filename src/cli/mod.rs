@@ -342,11 +342,20 @@ fn print_plan(topic: &Topic) -> Result<()> {
         }
     }
     for (spec, name) in topic.sources.iter().zip(topic.source_names()) {
-        if let crate::topic::SourceSpec::Local(c) = spec {
-            println!(
+        match spec {
+            crate::topic::SourceSpec::Local(c) => println!(
                 "{name}\t{}\tlocal, no requests",
                 topic.resolve(&c.path).display()
-            );
+            ),
+            crate::topic::SourceSpec::Warc(c) => {
+                for p in c.path.paths() {
+                    println!(
+                        "{name}\t{}\tweb archive, no requests",
+                        topic.resolve(&p).display()
+                    );
+                }
+            }
+            _ => {}
         }
     }
     println!("total: {total} requests planned (upper bound), nothing fetched");

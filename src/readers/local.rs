@@ -128,7 +128,7 @@ pub fn parse_json_line<'a>(path: &Path, line_no: usize, line: &'a str) -> Result
 /// Opens a file for reading without ever blocking: a FIFO opened non-blocking returns at once
 /// (a blocking open waits for a writer forever), and anything but a regular file is refused
 /// from the metadata of the opened handle, so a file swapped after the walk is caught too.
-fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u64), Skip> {
+pub(crate) fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u64), Skip> {
     let mut oo = std::fs::OpenOptions::new();
     oo.read(true);
     #[cfg(unix)]

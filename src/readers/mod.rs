@@ -1,10 +1,11 @@
 //! Readers: what turns a topic's sources into raw documents for the pipeline. Each kind is one
-//! file implementing [`Reader`]: `local` reads files and JSONL, `web` reads the pages the
+//! file implementing [`Reader`]: `local` reads files and JSONL, `warc` web archives, `web` reads the pages the
 //! acquisition stage left in the store's frontier. (The web sources themselves, search engines,
 //! wikis and crawls, are `crate::acquire::sources`.)
 
 pub mod local;
 pub mod walk;
+pub mod warc;
 pub mod web;
 
 pub use crate::acquire::Payload;
