@@ -892,3 +892,297 @@ fn dechunk(mut b: &[u8]) -> std::result::Result<Vec<u8>, String> {
             .unwrap_or(b);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/warc")
+            .join(name)
+    }
+
+    /// Members of `pages.warc.gz`: the offsets `scripts/make_warc_fixtures.py` printed.
+    const RESPONSES: [u64; 4] = [622, 13657, 67862, 76656];
+    const PDF: u64 = 90151;
+
+    fn events(path: &Path, cap: u64) -> (Vec<ArchiveDoc>, Vec<Skip>, Vec<Passed>) {
+        let (mut docs, mut skips, mut passed) = (Vec::new(), Vec::new(), Vec::new());
+        read_archive(path, cap, &mut |e| {
+            match e {
+                Event::Doc(d) => docs.push(d),
+                Event::Skipped(s) => skips.push(s),
+                Event::Passed(p) => passed.push(p),
+            }
+            Ok(())
+        })
+        .unwrap();
+        (docs, skips, passed)
+    }
+
+    fn skip_places(skips: &[Skip]) -> Vec<(Option<u64>, SkipReason)> {
+        skips.iter().map(|s| (s.offset, s.reason)).collect()
+    }
+
+    #[test]
+    fn a_per_record_gzip_warc_gives_its_responses_with_member_offsets() {
+        let (docs, skips, passed) = events(&fixture("pages.warc.gz"), DEFAULT_MAX_RECORD_BYTES);
+        let offs: Vec<u64> = docs.iter().map(|d| d.offset).collect();
+        assert_eq!(offs, RESPONSES);
+        assert_eq!(
+            docs[0].url.as_deref(),
+            Some("https://docs.python.org/3/library/os.path.html")
+        );
+        assert_eq!(docs[0].date.as_deref(), Some("2024-03-01T10:00:00Z"));
+        let kinds: Vec<Payload> = docs.iter().map(|d| d.payload).collect();
+        assert_eq!(
+            kinds,
+            [
+                Payload::Html,
+                Payload::Html,
+                Payload::PlainText,
+                Payload::PlainText
+            ]
+        );
+        assert!(docs[0].body.contains("os.path"), "HTTP header stripped");
+        assert!(!docs[0].body.starts_with("HTTP/"));
+        assert!(docs[3].body.contains("Литва"), "UTF-8 decoded");
+        assert_eq!(
+            skip_places(&skips),
+            [(Some(PDF), SkipReason::UnsupportedFormat)]
+        );
+        assert!(
+            skips[0].detail.contains("application/pdf"),
+            "{}",
+            skips[0].detail
+        );
+        assert_eq!(
+            skips[0].locator(),
+            format!("{}@{PDF}", fixture("pages.warc.gz").display())
+        );
+        // warcinfo, four requests; the redirect.
+        assert_eq!(
+            passed.iter().filter(|p| **p == Passed::NotContent).count(),
+            5
+        );
+        assert_eq!(passed.iter().filter(|p| **p == Passed::NotOk).count(), 1);
+    }
+
+    #[test]
+    fn an_uncompressed_warc_reads_the_same_documents_at_record_offsets() {
+        let (gz, _, _) = events(&fixture("pages.warc.gz"), DEFAULT_MAX_RECORD_BYTES);
+        let (plain, skips, _) = events(&fixture("pages.warc"), DEFAULT_MAX_RECORD_BYTES);
+        let bodies = |d: &[ArchiveDoc]| d.iter().map(|d| d.body.clone()).collect::<Vec<_>>();
+        assert_eq!(bodies(&plain), bodies(&gz));
+        let bytes = std::fs::read(fixture("pages.warc")).unwrap();
+        for d in &plain {
+            assert!(bytes[d.offset as usize..].starts_with(b"WARC/1.0\r\n"));
+        }
+        assert_eq!(skips.len(), 1);
+    }
+
+    #[test]
+    fn wet_conversion_records_are_plain_text_documents() {
+        let (docs, skips, passed) = events(&fixture("articles.wet.gz"), DEFAULT_MAX_RECORD_BYTES);
+        assert!(skips.is_empty());
+        assert_eq!(passed, [Passed::NotContent]);
+        assert_eq!(docs.len(), 2);
+        assert!(docs.iter().all(|d| d.payload == Payload::PlainText));
+        assert_eq!(
+            docs[0].url.as_deref(),
+            Some("https://en.wikipedia.org/wiki/Aardvark")
+        );
+        assert!(docs[0].body.contains("aardvark"));
+    }
+
+    #[test]
+    fn bad_records_are_skipped_at_their_offset_and_the_reader_resyncs() {
+        let cap = DEFAULT_MAX_RECORD_BYTES;
+        let bad = |name: &str| events(&fixture(&format!("corrupt/{name}")), cap);
+        let offsets = |docs: &[ArchiveDoc]| docs.iter().map(|d| d.offset).collect::<Vec<_>>();
+
+        let (docs, skips, _) = bad("truncated-member.warc.gz");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(
+            skip_places(&skips)[0],
+            (Some(RESPONSES[1]), SkipReason::BadRecord)
+        );
+        assert!(skips[0].detail.contains("gzip"), "{}", skips[0].detail);
+
+        let (docs, skips, _) = bad("garbage-between.warc.gz");
+        assert_eq!(docs.len(), 4);
+        assert_eq!(offsets(&docs)[..2], RESPONSES[..2]);
+        // The garbage sits where the Aardvark response member was: it moved by the junk's size.
+        assert_eq!(
+            skip_places(&skips)[0],
+            (Some(RESPONSES[2]), SkipReason::BadRecord)
+        );
+        assert_eq!(docs[2].offset, RESPONSES[2] + 20 * 28);
+
+        let (docs, skips, _) = bad("wrong-length.warc.gz");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(
+            skip_places(&skips)[0],
+            (Some(RESPONSES[0]), SkipReason::BadRecord)
+        );
+        assert!(
+            skips[0].detail.contains("Content-Length"),
+            "{}",
+            skips[0].detail
+        );
+
+        let (docs, skips, _) = bad("bad-header.warc");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(skips[0].reason, SkipReason::BadRecord);
+        assert!(skips[0].detail.contains("colon"), "{}", skips[0].detail);
+    }
+
+    fn record(kind: &str, ctype: &str, block: &[u8]) -> Vec<u8> {
+        let mut r = format!(
+            "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Target-URI: http://x.test/\r\nWARC-Date: 2020-01-01T00:00:00Z\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            block.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(block);
+        r.extend_from_slice(b"\r\n\r\n");
+        r
+    }
+
+    fn gz(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn a_record_over_the_cap_is_read_over_and_the_next_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = record("conversion", "text/plain", &vec![b'a'; 3 << 20]);
+        let small = record("conversion", "text/plain", b"small text");
+        let mut plain = big.clone();
+        plain.extend_from_slice(&small);
+        let mut packed = gz(&big);
+        let second = packed.len() as u64;
+        packed.extend_from_slice(&gz(&small));
+        for (name, bytes, at) in [
+            ("a.wet", plain, big.len() as u64),
+            ("a.wet.gz", packed, second),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let (docs, skips, _) = events(&p, 1 << 20);
+            assert_eq!(
+                skip_places(&skips),
+                [(Some(0), SkipReason::TooLarge)],
+                "{name}"
+            );
+            assert_eq!(docs.len(), 1, "{name}");
+            assert_eq!((docs[0].offset, docs[0].body.as_str()), (at, "small text"));
+        }
+    }
+
+    #[test]
+    fn http_payloads_chunked_or_gzipped_are_decoded_and_broken_ones_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunked = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+        let mut zipped =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n"
+                .to_vec();
+        zipped.extend_from_slice(&gz(b"<p>zipped</p>"));
+        let broken = b"not http at all\r\n\r\nbody";
+        let image = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG";
+        let mut bytes = Vec::new();
+        for block in [&chunked[..], &zipped, broken, image] {
+            bytes.extend(gz(&record(
+                "response",
+                "application/http; msgtype=response",
+                block,
+            )));
+        }
+        let p = dir.path().join("h.warc.gz");
+        std::fs::write(&p, bytes).unwrap();
+        let (docs, skips, passed) = events(&p, DEFAULT_MAX_RECORD_BYTES);
+        let bodies: Vec<&str> = docs.iter().map(|d| d.body.as_str()).collect();
+        assert_eq!(bodies, ["hello world", "<p>zipped</p>"]);
+        assert_eq!(skips.len(), 1);
+        assert_eq!(skips[0].reason, SkipReason::BadRecord);
+        assert!(
+            skips[0].detail.starts_with("HTTP payload"),
+            "{}",
+            skips[0].detail
+        );
+        assert_eq!(passed, [Passed::NotText]);
+    }
+
+    #[test]
+    fn hostile_bytes_end_the_file_without_panicking() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.warc");
+        let cases: Vec<Vec<u8>> = vec![
+            b"WARC/1.0\r\nContent-Length: 99999999999999999999\r\n\r\n".to_vec(),
+            b"WARC/1.0\r\nWARC-Type: response\r\n".to_vec(),
+            b"WARC/1.0\r\n"
+                .iter()
+                .chain(&vec![b'x'; 200_000])
+                .copied()
+                .collect(),
+            vec![0x1f, 0x8b, 8, 0, 1, 2, 3],
+            vec![0x1f, 0x8b],
+            b"\n\n\r\n".to_vec(),
+            Vec::new(),
+        ];
+        for bytes in cases {
+            std::fs::write(&p, &bytes).unwrap();
+            let (docs, skips, _) = events(&p, DEFAULT_MAX_RECORD_BYTES);
+            assert!(docs.is_empty());
+            assert!(skips.len() <= 1, "{skips:?}");
+        }
+    }
+
+    #[test]
+    fn the_reader_names_documents_path_at_offset_and_counts_what_it_passed_over() {
+        let dir = fixture("");
+        let r = WarcReader::new(
+            "warc".into(),
+            1,
+            vec![(dir.clone(), "arch".into())],
+            WarcOptions::default(),
+        );
+        let mut docs = Vec::new();
+        let mut skips = Vec::new();
+        r.collect(
+            &mut |d| {
+                docs.push(d);
+                Ok(())
+            },
+            &mut |n| {
+                if let Notice::Skipped(s) = n {
+                    skips.push(s);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        let locs: Vec<&str> = docs.iter().map(|d| d.locator.as_str()).collect();
+        assert!(locs.contains(&"arch/pages.warc.gz@622"), "{locs:?}");
+        assert!(
+            locs.contains(&"arch/corrupt/wrong-length.warc.gz@13659"),
+            "{locs:?}"
+        );
+        assert_eq!(docs[0].date.as_deref(), Some("2024-03-02T11:30:00Z"));
+        let c = r.counts();
+        assert_eq!(c.documents as usize, docs.len());
+        assert_eq!(c.skipped as usize, skips.len());
+        assert!(c.not_content > 0 && c.not_ok > 0);
+        // Strict: the first skip's error ends the reading.
+        let e = r
+            .collect(&mut |_| Ok(()), &mut |n| match n {
+                Notice::Skipped(s) => Err(s.into_error()),
+                Notice::Warning(_) => Ok(()),
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("@"), "{e}");
+    }
+}
