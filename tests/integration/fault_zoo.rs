@@ -42,7 +42,7 @@ fn noise(n: usize) -> Vec<u8> {
 }
 
 /// Runs `collect ARGS` in `dir`; returns its exit code, stderr, wall time and peak RSS (KiB).
-fn run_measured(
+pub(crate) fn run_measured(
     dir: &std::path::Path,
     args: &[&str],
     limit: Duration,

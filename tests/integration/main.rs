@@ -19,5 +19,6 @@ mod resume_cli;
 mod review_page;
 mod store_damage;
 mod update_web;
+mod warc;
 mod wikitext_articles;
 mod wikitext_stress;
