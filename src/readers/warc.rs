@@ -414,12 +414,13 @@ pub fn read_archive(
                 if gz {
                     src.scan_to(0x1f, 4, gzip_start)
                 } else {
-                    src.scan_to(b'\n', 8, |b| b == b"\nWARC/1.").map(|found| {
-                        if found {
-                            src.consume(1);
-                        }
-                        found
-                    })
+                    src.scan_to(b'\n', 8, |b| b == b"\nWARC/1.")
+                        .inspect(|&found| {
+                            if found {
+                                // Past the line end, onto `WARC/1.`.
+                                src.consume(1);
+                            }
+                        })
                 }
             });
             match found {

@@ -87,7 +87,7 @@ fn archives_build_with_urls_dates_and_bad_records_recorded_once() {
     assert!(rows.iter().any(|r| r["status"] == "duplicate"));
 
     let skips = skipped(dir, o);
-    let want = vec![
+    let want = [
         (format!("{}@13657", cut.display()), "bad-record".to_string()),
         (
             format!("{}@90151", cut.display()),
