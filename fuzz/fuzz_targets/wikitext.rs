@@ -1,7 +1,7 @@
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use collect::clean::wikitext::{wikitext_to_text, WikitextOptions};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let src = String::from_utf8_lossy(data);
