@@ -244,6 +244,9 @@ fn documents(
             status,
             reason,
             duplicate_of: e.duplicate_of.clone(),
+            // The terms are not in the manifest; `collect explain` shows the score alone.
+            relevance: e.relevance,
+            relevance_terms: None,
         });
     }
     out

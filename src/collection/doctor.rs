@@ -37,6 +37,9 @@ pub struct ManifestEntry {
     pub duplicate_of: Option<String>,
     /// SHA-256 of the cleaned text.
     pub sha256: String,
+    /// Relevance to the topic (absent in manifests written before the stage existed).
+    #[serde(default)]
+    pub relevance: Option<f64>,
 }
 
 impl ManifestEntry {

@@ -24,6 +24,7 @@ struct ManifestRow<'a> {
     status: &'a str,
     duplicate_of: Option<&'a str>,
     sha256: &'a str,
+    relevance: Option<f64>,
 }
 
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` from scratch.
@@ -115,6 +116,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
             status: d.status.as_str(),
             duplicate_of: d.duplicate_of.as_deref(),
             sha256: &d.sha256,
+            relevance: d.relevance,
         };
         manifest.push_str(&serde_json::to_string(&row)?);
         manifest.push('\n');

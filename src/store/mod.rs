@@ -95,6 +95,12 @@ CREATE INDEX decisions_pair ON decisions(pair);
 CREATE INDEX pairs_a ON pairs(a);
 CREATE INDEX pairs_b ON pairs(b);
 "#,
+    // v4 (relevance): each text's relevance to the topic and the topic stems that carried it;
+    // NULL for texts stored before the stage existed or with it switched off.
+    r#"
+ALTER TABLE documents ADD COLUMN relevance REAL;
+ALTER TABLE documents ADD COLUMN relevance_terms TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -158,7 +164,7 @@ impl<T> At<T> for rusqlite::Result<T> {
 
 /// Status of a document in the collection, as stored in `documents.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Signed and stored, not yet compared.
     Pending,
@@ -172,16 +178,19 @@ pub enum Status {
     Filtered,
     /// Removed by a curator's review decision (`dropped_by` names the pair).
     Dropped,
+    /// Scored below the topic's relevance threshold (`relevance` says by how much).
+    OffTopic,
 }
 
 impl Status {
     /// Every status, in the order reports list them.
-    pub const ALL: [Status; 6] = [
+    pub const ALL: [Status; 7] = [
         Status::Pending,
         Status::Kept,
         Status::Duplicate,
         Status::Short,
         Status::Filtered,
+        Status::OffTopic,
         Status::Dropped,
     ];
 
@@ -194,6 +203,7 @@ impl Status {
             Status::Short => "short",
             Status::Filtered => "filtered",
             Status::Dropped => "dropped",
+            Status::OffTopic => "off_topic",
         }
     }
 
@@ -204,7 +214,7 @@ impl Status {
 
     /// Whether the text was read but never reached the dedup stage (its filter said no).
     pub fn is_filtered_out(self) -> bool {
-        matches!(self, Status::Short | Status::Filtered)
+        matches!(self, Status::Short | Status::Filtered | Status::OffTopic)
     }
 }
 
@@ -286,6 +296,10 @@ pub struct Document {
     pub reason: Option<String>,
     /// The kept document this one duplicates.
     pub duplicate_of: Option<String>,
+    /// Relevance to the topic (None: not scored, the stage was off or the filters said no).
+    pub relevance: Option<f64>,
+    /// The topic stems that carried the score, as `collect explain` shows them.
+    pub relevance_terms: Option<String>,
 }
 
 /// A judged pair as stored.
@@ -534,8 +548,10 @@ impl Store {
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
-                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run,
+                    relevance, relevance_terms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, ?18)",
             ).at(&self.path)?;
             let mut post = tx
                 .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
@@ -558,7 +574,9 @@ impl Store {
                         d.reason,
                         d.duplicate_of,
                         sig.len() as i64,
-                        run
+                        run,
+                        d.relevance,
+                        d.relevance_terms
                     ])
                     .at(&self.path)?;
                 if n == 0 {
@@ -607,7 +625,8 @@ impl Store {
     pub fn documents(&self, status: Option<Status>) -> Result<Vec<Document>> {
         let sql =
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
-                    sha256, status, reason, duplicate_of FROM documents
+                    sha256, status, reason, duplicate_of, relevance, relevance_terms
+                    FROM documents
                     WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
         let mut stmt = self.conn.prepare(sql).at(&self.path)?;
         let rows = stmt
@@ -627,6 +646,8 @@ impl Store {
                     status: r.get(11)?,
                     reason: r.get(12)?,
                     duplicate_of: r.get(13)?,
+                    relevance: r.get(14)?,
+                    relevance_terms: r.get(15)?,
                 })
             })
             .at(&self.path)?;
@@ -888,6 +909,8 @@ mod tests {
             status: Status::Pending,
             reason: None,
             duplicate_of: None,
+            relevance: None,
+            relevance_terms: None,
         }
     }
 

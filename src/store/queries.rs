@@ -43,10 +43,15 @@ pub struct DocMeta {
     pub dropped_by: Option<i64>,
     /// Run that stored it.
     pub added_run: i64,
+    /// Relevance to the topic (None: not scored).
+    pub relevance: Option<f64>,
+    /// The topic stems that carried it.
+    pub relevance_terms: Option<String>,
 }
 
 const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
-    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run";
+    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
+    relevance, relevance_terms";
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
     Ok(DocMeta {
@@ -67,6 +72,8 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
         duplicate_of: r.get(14)?,
         dropped_by: r.get(15)?,
         added_run: r.get(16)?,
+        relevance: r.get(17)?,
+        relevance_terms: r.get(18)?,
     })
 }
 
