@@ -40,7 +40,13 @@ pub fn demo_topic(web: &LoopbackWeb) -> Topic {
             allow_private: true,
             ..CrawlConfig::default()
         },
-        relevance: RelevanceSettings::default(),
+        // The keywords are the queries the captured search responses answer ("foo", "hello
+        // world"), not a theme the pages share: scoring against them would keep out most of the
+        // demo's pages for no reason a newcomer could see.
+        relevance: RelevanceSettings {
+            enabled: false,
+            ..RelevanceSettings::default()
+        },
         strict: false,
         base_dir: PathBuf::from("."),
         relevance_examples: Vec::new(),

@@ -1,4 +1,4 @@
-//! The relevance stage: how much a cleaned text is about the topic (docs/method.md §10).
+//! The relevance stage: how much a cleaned text is about the topic (docs/method.md §9.4).
 //!
 //! A text is scored against the topic's profile, the Snowball stems of its keywords and, when
 //! the curator names example texts, the stems those examples use most. The score of one text
