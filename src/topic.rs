@@ -497,6 +497,36 @@ dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.
     }
 
     #[test]
+    fn relevance_switches_off_and_checks_its_threshold() {
+        let t = parse(GOOD).unwrap();
+        assert!(t.relevance.enabled);
+        assert!(t.relevance_profile().is_some());
+        let t = parse(&format!("{GOOD}relevance: off\n")).unwrap();
+        assert!(t.relevance_profile().is_none());
+        let e = parse(&format!("{GOOD}relevance: {{threshold: 2}}\n")).unwrap_err();
+        assert_eq!(e.line, 9);
+        assert!(e.message.contains("relevance.threshold"), "{e}");
+    }
+
+    #[test]
+    fn missing_examples_are_named_with_the_topic_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.yaml");
+        std::fs::write(
+            &p,
+            format!("{GOOD}relevance: {{examples: [nowhere.txt]}}\n"),
+        )
+        .unwrap();
+        let e = Topic::load(&p).unwrap_err();
+        assert!(e.to_string().contains("t.yaml:9:"), "{e}");
+        assert!(e.message.contains("nowhere.txt"), "{e}");
+        std::fs::write(dir.path().join("ex.txt"), "Гончие собаки идут по следу.").unwrap();
+        std::fs::write(&p, format!("{GOOD}relevance: {{examples: [ex.txt]}}\n")).unwrap();
+        let t = Topic::load(&p).unwrap();
+        assert_eq!(t.relevance_examples.len(), 1);
+    }
+
+    #[test]
     fn repeated_sources_get_unique_names() {
         let t = parse(&GOOD.replace(
             "  - {kind: local, path: ../examples/texts}\n",

@@ -1031,6 +1031,37 @@ mod tests {
     }
 
     #[test]
+    fn a_v3_store_is_upgraded_by_a_writer_and_keeps_its_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        {
+            let c = Connection::open(&p).unwrap();
+            for sql in &MIGRATIONS[..3] {
+                c.execute_batch(sql).unwrap();
+            }
+            c.pragma_update(None, "user_version", 3).unwrap();
+            c.execute_batch(
+                "INSERT INTO runs(id, command, params, started_at, status)
+                    VALUES (1, 'build', '{}', '0', 'done');
+                 INSERT INTO documents(id, source, source_rank, locator, raw_bytes, text, words,
+                    sha256, status, added_run)
+                    VALUES ('a', 'local', 0, 'a.txt', 3, 'x y', 2, '00', 'kept', 1);",
+            )
+            .unwrap();
+        }
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert!(format!("{e:#}").contains("older collect"), "{e:#}");
+        let s = Store::open(&p).unwrap();
+        let v: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let d = &s.documents(None).unwrap()[0];
+        assert_eq!((d.status, d.relevance), (Status::Kept, None));
+    }
+
+    #[test]
     fn reopening_keeps_schema_version() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.sqlite");
