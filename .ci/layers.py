@@ -81,6 +81,7 @@ allowed = {
     "markup": set(),
     "clean": {"acquire", "markup"},
     "sign": {"canon"},
+    "relevance": {"canon"},
     "dedup": {"sign", "canon", "readers", "error"},
     "store": {"acquire", "sign", "error"},
     "testhooks": set(),
@@ -102,6 +103,7 @@ for m in modules:
 io = r"\bstd::(fs|net|process)\b|\bFile::|\brusqlite\b|\breqwest\b|\btokio\b"
 forbid("clean", io, "clean/ does no IO")
 forbid("sign", io, "sign/ does no IO")
+forbid("relevance", io, "relevance/ does no IO")
 forbid("markup", io, "markup does no IO")
 
 # 3b. Every HTML parse goes through markup::parse_html (size cut, nesting guard, time budget).

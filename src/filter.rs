@@ -3,6 +3,7 @@
 //! report can count it and `collect explain` can say why (docs/method.md §9).
 
 use crate::clean::Defect;
+use crate::relevance::{RelevanceSettings, Scored};
 use crate::store::Status;
 use serde::Deserialize;
 
@@ -66,6 +67,27 @@ pub fn verdict(
     (Status::Pending, None)
 }
 
+/// The relevance rule, applied to a text the rules of [`verdict`] let through: below the
+/// topic's threshold it is kept out as `off_topic`, its score and threshold the reason.
+/// Build, update and any later job decide through this function, so that one text gets one
+/// status wherever it is scored.
+pub fn relevance_verdict(
+    settings: &RelevanceSettings,
+    status: Status,
+    scored: &Scored,
+) -> (Status, Option<String>) {
+    if status != Status::Pending || !settings.enabled || scored.score >= settings.threshold {
+        return (status, None);
+    }
+    (
+        Status::OffTopic,
+        Some(format!(
+            "relevance {:.3} < threshold {}",
+            scored.score, settings.threshold
+        )),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +111,39 @@ mod tests {
         assert_eq!(verdict(&s, &langs, 50, None, None), (Status::Pending, None));
         assert_eq!(
             verdict(&s, &langs, 50, Some("ru"), None),
+            (Status::Pending, None)
+        );
+    }
+
+    #[test]
+    fn texts_below_the_threshold_are_off_topic_with_their_score() {
+        let s = RelevanceSettings::default();
+        let low = Scored {
+            score: 0.05,
+            terms: vec![("dog".into(), 1)],
+        };
+        let (st, why) = relevance_verdict(&s, Status::Pending, &low);
+        assert_eq!(st, Status::OffTopic);
+        assert_eq!(why.as_deref(), Some("relevance 0.050 < threshold 0.15"));
+        let high = Scored {
+            score: 0.9,
+            terms: vec![],
+        };
+        assert_eq!(
+            relevance_verdict(&s, Status::Pending, &high),
+            (Status::Pending, None)
+        );
+        // Another filter's verdict stands; a switched-off stage decides nothing.
+        assert_eq!(
+            relevance_verdict(&s, Status::Short, &low),
+            (Status::Short, None)
+        );
+        let off = RelevanceSettings {
+            enabled: false,
+            ..s
+        };
+        assert_eq!(
+            relevance_verdict(&off, Status::Pending, &low),
             (Status::Pending, None)
         );
     }

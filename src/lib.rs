@@ -16,6 +16,7 @@ pub mod dedup;
 pub mod filter;
 pub mod markup;
 pub mod readers;
+pub mod relevance;
 pub mod review;
 pub mod sign;
 pub mod store;

@@ -3,6 +3,7 @@
 use crate::acquire::{self, CrawlConfig, WebSourceConfig};
 pub use crate::error::TopicError;
 use crate::filter::FilterSettings;
+use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::DedupSettings;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,9 @@ pub struct Topic {
     /// Filters applied after cleaning.
     #[serde(default)]
     pub filter: FilterSettings,
+    /// Relevance to the topic: `off`, or threshold and example texts.
+    #[serde(default)]
+    pub relevance: RelevanceSettings,
     /// Near-duplicate detection.
     #[serde(default)]
     pub dedup: DedupSettings,
@@ -39,6 +43,9 @@ pub struct Topic {
     /// Directory of the topic file, against which relative paths resolve.
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// The texts of `relevance.examples`, read by [`Topic::load`] (the scorer does no IO).
+    #[serde(skip)]
+    pub relevance_examples: Vec<String>,
 }
 
 fn default_languages() -> Vec<String> {
@@ -204,7 +211,80 @@ impl Topic {
             column: 1,
             message: format!("cannot read topic file: {e}"),
         })?;
-        Topic::parse(&text, path)
+        let mut topic = Topic::parse(&text, path)?;
+        topic.relevance_examples = topic.read_examples(&text, path)?;
+        Ok(topic)
+    }
+
+    /// The texts of the example files and folders the relevance section names (folders read
+    /// one level deep, `.txt` and `.md` files only: examples are the curator's plain texts).
+    fn read_examples(&self, text: &str, path: &Path) -> Result<Vec<String>, TopicError> {
+        if !self.relevance.enabled {
+            return Ok(Vec::new());
+        }
+        let (line, column) = locate_key(text, "examples");
+        let err = |message: String| TopicError {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        };
+        let mut out = Vec::new();
+        for e in &self.relevance.examples {
+            let p = self.resolve(e);
+            let files: Vec<PathBuf> = if p.is_dir() {
+                let mut v: Vec<PathBuf> = std::fs::read_dir(&p)
+                    .map_err(|x| {
+                        err(format!(
+                            "relevance.examples: cannot list {}: {x}",
+                            p.display()
+                        ))
+                    })?
+                    .filter_map(|d| d.ok().map(|d| d.path()))
+                    .filter(|f| {
+                        f.is_file()
+                            && matches!(
+                                f.extension().and_then(|x| x.to_str()),
+                                Some("txt") | Some("md")
+                            )
+                    })
+                    .collect();
+                v.sort();
+                v
+            } else {
+                vec![p.clone()]
+            };
+            if files.is_empty() {
+                return Err(err(format!(
+                    "relevance.examples: {} holds no .txt or .md file",
+                    p.display()
+                )));
+            }
+            for f in files {
+                let t = std::fs::read(&f).map_err(|x| {
+                    err(format!(
+                        "relevance.examples: cannot read {}: {x}",
+                        f.display()
+                    ))
+                })?;
+                out.push(String::from_utf8_lossy(&t).into_owned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// What the relevance stage scores texts against; None when it is off, or when the topic
+    /// has neither keywords nor examples to score by (every text then passes).
+    pub fn relevance_profile(&self) -> Option<Profile> {
+        if !self.relevance.enabled {
+            return None;
+        }
+        let p = Profile::new(
+            &self.keywords,
+            &self.relevance_examples,
+            self.relevance.example_terms,
+        );
+        (!p.is_empty()).then_some(p)
     }
 
     /// Parses and checks topic text; `path` names it in errors and anchors relative paths.
@@ -285,6 +365,15 @@ impl Topic {
                 l,
                 c,
                 "crawl: per_host_rps and concurrency must be positive".into(),
+            ));
+        }
+        let r = &topic.relevance;
+        if !(0.0..=1.0).contains(&r.threshold) {
+            let (l, c) = here("relevance");
+            return Err(err_at(
+                l,
+                c,
+                format!("relevance.threshold must be in [0, 1], got {}", r.threshold),
             ));
         }
         topic.base_dir = path
@@ -460,6 +549,36 @@ dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.
         };
         assert!(c.follow_links);
         assert_eq!(c.max_file_bytes, 1000);
+    }
+
+    #[test]
+    fn relevance_switches_off_and_checks_its_threshold() {
+        let t = parse(GOOD).unwrap();
+        assert!(t.relevance.enabled);
+        assert!(t.relevance_profile().is_some());
+        let t = parse(&format!("{GOOD}relevance: off\n")).unwrap();
+        assert!(t.relevance_profile().is_none());
+        let e = parse(&format!("{GOOD}relevance: {{threshold: 2}}\n")).unwrap_err();
+        assert_eq!(e.line, 9);
+        assert!(e.message.contains("relevance.threshold"), "{e}");
+    }
+
+    #[test]
+    fn missing_examples_are_named_with_the_topic_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.yaml");
+        std::fs::write(
+            &p,
+            format!("{GOOD}relevance: {{examples: [nowhere.txt]}}\n"),
+        )
+        .unwrap();
+        let e = Topic::load(&p).unwrap_err();
+        assert!(e.to_string().contains("t.yaml:9:"), "{e}");
+        assert!(e.message.contains("nowhere.txt"), "{e}");
+        std::fs::write(dir.path().join("ex.txt"), "Гончие собаки идут по следу.").unwrap();
+        std::fs::write(&p, format!("{GOOD}relevance: {{examples: [ex.txt]}}\n")).unwrap();
+        let t = Topic::load(&p).unwrap();
+        assert_eq!(t.relevance_examples.len(), 1);
     }
 
     #[test]

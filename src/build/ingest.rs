@@ -13,6 +13,7 @@ use crate::readers::local::LocalReader;
 use crate::readers::warc::WarcReader;
 use crate::readers::web::{wiki_language, WebReader};
 use crate::readers::{Notice, RawDoc, Reader};
+use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::Detector;
 use crate::store::{Document, Status, Store, StoreFrontier};
 use crate::topic::{SourceSpec, Topic};
@@ -49,16 +50,56 @@ pub struct Preparer<'a> {
     pub stop: &'a StopWords,
     /// The detector that signs pending texts.
     pub detector: &'a dyn Detector,
+    /// The topic's relevance section.
+    pub relevance: &'a RelevanceSettings,
+    /// What texts are scored against; None when the stage is off or has nothing to score by.
+    pub profile: Option<Profile>,
 }
 
 impl<'a> Preparer<'a> {
     /// The topic's filter and languages, with the stop words and detector of this run.
     pub fn of(topic: &'a Topic, stop: &'a StopWords, detector: &'a dyn Detector) -> Self {
+        let profile = topic.relevance_profile();
         Preparer {
             filter: &topic.filter,
             languages: &topic.languages,
             stop,
             detector,
+            relevance: &topic.relevance,
+            profile,
+        }
+    }
+
+    /// Status, reason and relevance of a cleaned text: the filter stage's rules, then, for a
+    /// text they let through, the relevance rule.
+    pub fn judge(
+        &self,
+        text: &str,
+        words: u64,
+        lang: Option<&str>,
+        defect: Option<clean::Defect>,
+    ) -> Judged {
+        let (status, reason) = filter::verdict(self.filter, self.languages, words, lang, defect);
+        let scored = match (&self.profile, status) {
+            (Some(p), Status::Pending) => Some(p.score(text)),
+            _ => None,
+        };
+        match scored {
+            Some(s) => {
+                let (status, why) = filter::relevance_verdict(self.relevance, status, &s);
+                Judged {
+                    status,
+                    reason: why.or(reason),
+                    relevance: Some(s.score),
+                    relevance_terms: Some(s.terms_text()),
+                }
+            }
+            None => Judged {
+                status,
+                reason,
+                relevance: None,
+                relevance_terms: None,
+            },
         }
     }
 
@@ -87,9 +128,13 @@ impl<'a> Preparer<'a> {
                     };
                     let cleaned = clean::clean(r.payload, &r.body, &ctx);
                     let words = count_words(&cleaned.text) as u64;
-                    let (status, reason) = filter::verdict(
-                        self.filter,
-                        self.languages,
+                    let Judged {
+                        status,
+                        reason,
+                        relevance,
+                        relevance_terms,
+                    } = self.judge(
+                        &cleaned.text,
                         words,
                         cleaned.lang.as_deref(),
                         cleaned.defect,
@@ -111,12 +156,27 @@ impl<'a> Preparer<'a> {
                         reason,
                         duplicate_of: None,
                         date: r.date,
+                        relevance,
+                        relevance_terms,
                     };
                     (doc, sig)
                 },
             )
             .collect()
     }
+}
+
+/// What the filter and relevance stages decided for one text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// `Pending` (goes on to dedup) or the status that keeps it out.
+    pub status: Status,
+    /// Why it is kept out.
+    pub reason: Option<String>,
+    /// Its relevance (None: not scored).
+    pub relevance: Option<f64>,
+    /// The topic stems that carried the relevance.
+    pub relevance_terms: Option<String>,
 }
 
 /// One ingest pass: where it stores, under which run, how it reports.

@@ -245,6 +245,9 @@ fn documents(
             reason,
             duplicate_of: e.duplicate_of.clone(),
             date: e.date.clone(),
+            // The terms are not in the manifest; `collect explain` shows the score alone.
+            relevance: e.relevance,
+            relevance_terms: None,
         });
     }
     out

@@ -287,6 +287,13 @@ pub fn run_explain(a: &ExplainArgs, json: bool) -> Result<()> {
     if let Some(d) = &e.duplicate_of {
         println!("duplicate of: {d}");
     }
+    if let Some(r) = e.relevance {
+        let terms = e.relevance_terms.as_deref().unwrap_or("");
+        println!(
+            "relevance {r:.3} · topic terms: {}",
+            if terms.is_empty() { "none" } else { terms }
+        );
+    }
     for p in &e.pairs {
         println!(
             "pair {} with {}: {} · resemblance {:.3} · cont(this in other) {} · cont(other in this) {} · decision {}{}",

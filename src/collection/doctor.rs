@@ -40,6 +40,9 @@ pub struct ManifestEntry {
     /// Date the source gave (absent from manifests of sources without dates).
     #[serde(default)]
     pub date: Option<String>,
+    /// Relevance to the topic (absent in manifests written before the stage existed).
+    #[serde(default)]
+    pub relevance: Option<f64>,
 }
 
 impl ManifestEntry {

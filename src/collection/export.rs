@@ -13,8 +13,8 @@ use std::path::Path;
 pub enum Format {
     /// One `<id>.txt` per text in a directory.
     Txt,
-    /// One JSON object per line: id, text, title, url, source, lang, words, and date when the
-    /// source gives one.
+    /// One JSON object per line: id, text, title, url, source, lang, words, relevance, and date
+    /// when the source gives one.
     Jsonl,
     /// RFC 4180 CSV with a header, same columns as JSONL.
     Csv,
@@ -30,6 +30,7 @@ struct ExportRow<'a> {
     source: &'a str,
     lang: Option<&'a str>,
     words: u64,
+    relevance: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     date: Option<&'a str>,
 }
@@ -54,7 +55,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
         .map(|d| (d.id.clone(), d))
         .collect();
     if format == Format::Csv {
-        w.write_all(b"id,text,title,url,source,lang,words,date\r\n")?;
+        w.write_all(b"id,text,title,url,source,lang,words,relevance,date\r\n")?;
     }
     let mut n = 0;
     for (id, text) in store.texts_with_status(Status::Kept)? {
@@ -67,6 +68,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
             source: &d.source,
             lang: d.lang.as_deref(),
             words: d.words,
+            relevance: d.relevance,
             date: d.date.as_deref(),
         };
         let mut line = String::new();
@@ -81,6 +83,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
                     row.source,
                     row.lang.unwrap_or(""),
                     &row.words.to_string(),
+                    &row.relevance.map(|r| r.to_string()).unwrap_or_default(),
                     row.date.unwrap_or(""),
                 ]
                 .iter()

@@ -27,6 +27,8 @@ pub struct Counts {
     pub short: u64,
     /// Texts rejected by another filter.
     pub filtered: u64,
+    /// Texts scored below the topic's relevance threshold.
+    pub off_topic: u64,
     /// Texts dropped as near-duplicates.
     pub duplicates: u64,
     /// Pairs flagged as contained (counted for the contained text's source).
@@ -51,6 +53,7 @@ pub fn counts(store: &Store, docs: &[DocMeta]) -> Result<(BTreeMap<String, Count
         match d.status {
             Status::Short => c.short += 1,
             Status::Filtered => c.filtered += 1,
+            Status::OffTopic => c.off_topic += 1,
             st => {
                 c.texts_after += 1;
                 c.bytes_after += d.text_bytes;
@@ -61,7 +64,7 @@ pub fn counts(store: &Store, docs: &[DocMeta]) -> Result<(BTreeMap<String, Count
                         c.kept += 1;
                         c.bytes_kept += d.text_bytes;
                     }
-                    Status::Pending | Status::Short | Status::Filtered => {}
+                    Status::Pending | Status::Short | Status::Filtered | Status::OffTopic => {}
                 }
             }
         }
@@ -87,6 +90,7 @@ pub fn counts(store: &Store, docs: &[DocMeta]) -> Result<(BTreeMap<String, Count
         total.bytes_after += c.bytes_after;
         total.short += c.short;
         total.filtered += c.filtered;
+        total.off_topic += c.off_topic;
         total.duplicates += c.duplicates;
         total.contained_pairs += c.contained_pairs;
         total.dropped += c.dropped;
@@ -121,22 +125,23 @@ pub fn report_markdown(
     );
     let _ = writeln!(
         s,
-        "| source | texts before | MB before | texts after cleaning | MB after cleaning | short | filtered | duplicates | contained pairs | dropped in review | in collection | MB in collection |"
+        "| source | texts before | MB before | texts after cleaning | MB after cleaning | short | filtered | off topic | duplicates | contained pairs | dropped in review | in collection | MB in collection |"
     );
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut row = |name: &str, c: &Counts| {
         let _ = writeln!(
             s,
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.texts_before,
             mb(c.bytes_before),
             c.texts_after,
             mb(c.bytes_after),
             c.short,
             c.filtered,
+            c.off_topic,
             c.duplicates,
             c.contained_pairs,
             c.dropped,
@@ -149,7 +154,9 @@ pub fn report_markdown(
     }
     row("**total**", total);
     s.push_str(
-        "\n*texts after cleaning* are those that passed cleaning and the filters; *duplicates* are \
+        "\n*texts after cleaning* are those that passed cleaning and the filters; *off topic* are \
+         texts scored below the topic's relevance threshold (each with its score in \
+         manifest.jsonl; `collect explain ID` shows the terms); *duplicates* are \
          dropped near-copies (each names the kept copy in manifest.jsonl); *contained pairs* wait \
          for a curator (`collect review`) and drop nothing until one decides; *dropped in review* \
          are the texts such decisions removed.\n",

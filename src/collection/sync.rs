@@ -24,6 +24,7 @@ struct ManifestRow<'a> {
     status: &'a str,
     duplicate_of: Option<&'a str>,
     sha256: &'a str,
+    relevance: Option<f64>,
     // Absent rather than null for sources without dates, so their manifests stay as they were.
     #[serde(skip_serializing_if = "Option::is_none")]
     date: Option<&'a str>,
@@ -118,6 +119,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
             status: d.status.as_str(),
             duplicate_of: d.duplicate_of.as_deref(),
             sha256: &d.sha256,
+            relevance: d.relevance,
             date: d.date.as_deref(),
         };
         manifest.push_str(&serde_json::to_string(&row)?);

@@ -8,6 +8,7 @@ pub mod loopback;
 use crate::acquire::CrawlConfig;
 use crate::build::{self, BuildOptions, BuildSummary};
 use crate::filter::FilterSettings;
+use crate::relevance::RelevanceSettings;
 use crate::sign::DedupSettings;
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
@@ -39,8 +40,16 @@ pub fn demo_topic(web: &LoopbackWeb) -> Topic {
             allow_private: true,
             ..CrawlConfig::default()
         },
+        // The keywords are the queries the captured search responses answer ("foo", "hello
+        // world"), not a theme the pages share: scoring against them would keep out most of the
+        // demo's pages for no reason a newcomer could see.
+        relevance: RelevanceSettings {
+            enabled: false,
+            ..RelevanceSettings::default()
+        },
         strict: false,
         base_dir: PathBuf::from("."),
+        relevance_examples: Vec::new(),
     }
 }
 

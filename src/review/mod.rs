@@ -392,6 +392,10 @@ pub struct Explanation {
     pub duplicate_of: Option<String>,
     /// The review pair whose decision dropped it.
     pub dropped_by: Option<i64>,
+    /// Relevance to the topic (null: not scored, the stage was off or another filter said no).
+    pub relevance: Option<f64>,
+    /// The topic stems that carried the relevance, with their counts (`собак×12 пород×5`).
+    pub relevance_terms: Option<String>,
     /// Where it came from.
     pub source: String,
     /// Locator.
@@ -452,6 +456,12 @@ pub fn explain(store: &Store, id: &str) -> Result<Explanation> {
             "out: filtered ({})",
             m.reason.as_deref().unwrap_or("a filter")
         ),
+        Status::OffTopic => format!(
+            "out: off topic ({})",
+            m.reason
+                .as_deref()
+                .unwrap_or("relevance below the threshold")
+        ),
         Status::Dropped => format!(
             "out: dropped by the curator's decision on pair {}",
             m.dropped_by.map(|p| p.to_string()).unwrap_or("?".into())
@@ -492,6 +502,8 @@ pub fn explain(store: &Store, id: &str) -> Result<Explanation> {
         reason: m.reason.clone(),
         duplicate_of: m.duplicate_of.clone(),
         dropped_by: m.dropped_by,
+        relevance: m.relevance,
+        relevance_terms: m.relevance_terms.clone(),
         source: m.source.clone(),
         locator: m.locator.clone(),
         url: m.url.clone(),

@@ -2,7 +2,7 @@
 
 use crate::collection::{self, Counts};
 use crate::review;
-use crate::store::Store;
+use crate::store::{Status, Store};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -23,6 +23,44 @@ pub struct Stats {
     pub review: review::Progress,
     /// Inputs skipped per source (`collect stats DIR --skipped` lists them).
     pub skipped: BTreeMap<String, u64>,
+    /// Relevance scores of the collection; null when no text was scored (the stage off).
+    pub relevance: Option<RelevanceStats>,
+}
+
+/// The spread of the relevance scores.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RelevanceStats {
+    /// Texts with a score.
+    pub scored: u64,
+    /// Of those, texts kept out as off topic.
+    pub off_topic: u64,
+    /// Lowest score of a text in the collection.
+    pub min_kept: Option<f64>,
+    /// Median score of the texts in the collection.
+    pub median_kept: Option<f64>,
+}
+
+fn relevance_stats(docs: &[crate::store::queries::DocMeta]) -> Option<RelevanceStats> {
+    let scored: Vec<&crate::store::queries::DocMeta> =
+        docs.iter().filter(|d| d.relevance.is_some()).collect();
+    if scored.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<f64> = scored
+        .iter()
+        .filter(|d| d.status == Status::Kept)
+        .filter_map(|d| d.relevance)
+        .collect();
+    kept.sort_by(f64::total_cmp);
+    Some(RelevanceStats {
+        scored: scored.len() as u64,
+        off_topic: scored
+            .iter()
+            .filter(|d| d.status == Status::OffTopic)
+            .count() as u64,
+        min_kept: kept.first().copied(),
+        median_kept: kept.get(kept.len() / 2).copied(),
+    })
 }
 
 /// Computes the statistics of a collection's store.
@@ -40,6 +78,7 @@ pub fn stats(store: &Store) -> Result<Stats> {
         total,
         review: review::progress(store)?,
         skipped,
+        relevance: relevance_stats(&docs),
     })
 }
 
@@ -53,6 +92,17 @@ pub fn render(store: &Store, s: &Stats) -> Result<String> {
         "\nReview: {} contained pairs; {} pending, {} decided ({} keep-both, {} drop-contained, {} drop-container), {} moot (a text already out).",
         r.pairs, r.pending, r.decided, r.keep_both, r.drop_contained, r.drop_container, r.moot
     );
+    if let Some(r) = &s.relevance {
+        let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "–".into());
+        let _ = writeln!(
+            out,
+            "Relevance: {} texts scored, {} off topic; in the collection lowest {}, median {}.",
+            r.scored,
+            r.off_topic,
+            f(r.min_kept),
+            f(r.median_kept)
+        );
+    }
     out.push_str(&collection::report::skipped_markdown(&store.skipped()?));
     Ok(out)
 }

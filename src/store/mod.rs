@@ -99,6 +99,12 @@ CREATE INDEX pairs_b ON pairs(b);
     r#"
 ALTER TABLE documents ADD COLUMN date TEXT;
 "#,
+    // v5 (relevance): each text's relevance to the topic and the topic stems that carried it;
+    // NULL for texts stored before the stage existed or with it switched off.
+    r#"
+ALTER TABLE documents ADD COLUMN relevance REAL;
+ALTER TABLE documents ADD COLUMN relevance_terms TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -162,7 +168,7 @@ impl<T> At<T> for rusqlite::Result<T> {
 
 /// Status of a document in the collection, as stored in `documents.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Signed and stored, not yet compared.
     Pending,
@@ -176,16 +182,19 @@ pub enum Status {
     Filtered,
     /// Removed by a curator's review decision (`dropped_by` names the pair).
     Dropped,
+    /// Scored below the topic's relevance threshold (`relevance` says by how much).
+    OffTopic,
 }
 
 impl Status {
     /// Every status, in the order reports list them.
-    pub const ALL: [Status; 6] = [
+    pub const ALL: [Status; 7] = [
         Status::Pending,
         Status::Kept,
         Status::Duplicate,
         Status::Short,
         Status::Filtered,
+        Status::OffTopic,
         Status::Dropped,
     ];
 
@@ -198,6 +207,7 @@ impl Status {
             Status::Short => "short",
             Status::Filtered => "filtered",
             Status::Dropped => "dropped",
+            Status::OffTopic => "off_topic",
         }
     }
 
@@ -208,7 +218,7 @@ impl Status {
 
     /// Whether the text was read but never reached the dedup stage (its filter said no).
     pub fn is_filtered_out(self) -> bool {
-        matches!(self, Status::Short | Status::Filtered)
+        matches!(self, Status::Short | Status::Filtered | Status::OffTopic)
     }
 }
 
@@ -293,6 +303,10 @@ pub struct Document {
     /// When the source says the document was captured or published (a WARC record's
     /// `WARC-Date`, ISO 8601 as given), when it says.
     pub date: Option<String>,
+    /// Relevance to the topic (None: not scored, the stage was off or the filters said no).
+    pub relevance: Option<f64>,
+    /// The topic stems that carried the score, as `collect explain` shows them.
+    pub relevance_terms: Option<String>,
 }
 
 /// A judged pair as stored.
@@ -541,8 +555,10 @@ impl Store {
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
-                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run, date)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run, date,
+                    relevance, relevance_terms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, ?18, ?19)",
             ).at(&self.path)?;
             let mut post = tx
                 .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
@@ -566,7 +582,9 @@ impl Store {
                         d.duplicate_of,
                         sig.len() as i64,
                         run,
-                        d.date
+                        d.date,
+                        d.relevance,
+                        d.relevance_terms
                     ])
                     .at(&self.path)?;
                 if n == 0 {
@@ -615,7 +633,8 @@ impl Store {
     pub fn documents(&self, status: Option<Status>) -> Result<Vec<Document>> {
         let sql =
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
-                    sha256, status, reason, duplicate_of, date FROM documents
+                    sha256, status, reason, duplicate_of, date, relevance, relevance_terms
+                    FROM documents
                     WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
         let mut stmt = self.conn.prepare(sql).at(&self.path)?;
         let rows = stmt
@@ -636,6 +655,8 @@ impl Store {
                     reason: r.get(12)?,
                     duplicate_of: r.get(13)?,
                     date: r.get(14)?,
+                    relevance: r.get(15)?,
+                    relevance_terms: r.get(16)?,
                 })
             })
             .at(&self.path)?;
@@ -898,6 +919,8 @@ mod tests {
             reason: None,
             duplicate_of: None,
             date: None,
+            relevance: None,
+            relevance_terms: None,
         }
     }
 
@@ -1015,6 +1038,37 @@ mod tests {
         assert_eq!((c.results, c.fetched), (3, 1));
         assert_eq!(c.skipped["robots"], 1);
         assert_eq!(c.failed["http-500"], 1);
+    }
+
+    #[test]
+    fn a_v3_store_is_upgraded_by_a_writer_and_keeps_its_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        {
+            let c = Connection::open(&p).unwrap();
+            for sql in &MIGRATIONS[..3] {
+                c.execute_batch(sql).unwrap();
+            }
+            c.pragma_update(None, "user_version", 3).unwrap();
+            c.execute_batch(
+                "INSERT INTO runs(id, command, params, started_at, status)
+                    VALUES (1, 'build', '{}', '0', 'done');
+                 INSERT INTO documents(id, source, source_rank, locator, raw_bytes, text, words,
+                    sha256, status, added_run)
+                    VALUES ('a', 'local', 0, 'a.txt', 3, 'x y', 2, '00', 'kept', 1);",
+            )
+            .unwrap();
+        }
+        let e = Store::open_read_only(&p).err().unwrap();
+        assert!(format!("{e:#}").contains("older collect"), "{e:#}");
+        let s = Store::open(&p).unwrap();
+        let v: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let d = &s.documents(None).unwrap()[0];
+        assert_eq!((d.status, d.relevance), (Status::Kept, None));
     }
 
     #[test]

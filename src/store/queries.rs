@@ -45,10 +45,15 @@ pub struct DocMeta {
     pub added_run: i64,
     /// Date the source gives (a WARC record's `WARC-Date`).
     pub date: Option<String>,
+    /// Relevance to the topic (None: not scored).
+    pub relevance: Option<f64>,
+    /// The topic stems that carried it.
+    pub relevance_terms: Option<String>,
 }
 
 const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
-    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run, date";
+    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
+    date, relevance, relevance_terms";
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
     Ok(DocMeta {
@@ -70,6 +75,8 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
         dropped_by: r.get(15)?,
         added_run: r.get(16)?,
         date: r.get(17)?,
+        relevance: r.get(18)?,
+        relevance_terms: r.get(19)?,
     })
 }
 

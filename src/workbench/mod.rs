@@ -5,3 +5,4 @@
 pub mod eval;
 pub mod learned;
 pub mod relation;
+pub mod relevance;

@@ -218,7 +218,8 @@ async fn every_fault_is_recorded_and_good_pages_come_through() {
              \x20 - {{kind: sites, name: zoo, depth: 1, urls: [{}]}}\n\
              crawl: {{allow_private: true, per_host_rps: 50, per_host_concurrency: 4, \
              timeout_secs: 1.5, retries: 1, backoff_ms: 50, max_body_bytes: 1048576}}\n\
-             filter: {{min_words: 50}}\n",
+             filter: {{min_words: 50}}\n\
+             relevance: off\n",
             starts.join(", ")
         ),
     );

@@ -186,12 +186,21 @@ fn build_update_twice_review_and_export() {
     let rows = json_lines(&stdout(&o));
     assert_eq!(rows.len(), kept.len());
     assert!(rows.iter().all(|r| r["id"] != contained.as_str()));
-    for key in ["id", "text", "title", "url", "source", "lang", "words"] {
+    for key in [
+        "id",
+        "text",
+        "title",
+        "url",
+        "source",
+        "lang",
+        "words",
+        "relevance",
+    ] {
         assert!(rows[0].get(key).is_some(), "export lacks {key}");
     }
     w.run(&["export", "out", "--format", "csv", "--out", "c.csv"]);
     let csv = std::fs::read_to_string(w.root.join("c.csv")).unwrap();
-    assert!(csv.starts_with("id,text,title,url,source,lang,words,date\r\n"));
+    assert!(csv.starts_with("id,text,title,url,source,lang,words,relevance,date\r\n"));
     w.run(&["export", "out", "--format", "txt", "--out", "txt"]);
     assert_eq!(
         std::fs::read_dir(w.root.join("txt")).unwrap().count(),

@@ -15,6 +15,7 @@ mod html_stress;
 mod local_inputs;
 mod mediawiki_build;
 mod postings_vs_naive;
+mod relevance;
 mod resume_cli;
 mod review_page;
 mod store_damage;
