@@ -37,6 +37,12 @@ pub struct ManifestEntry {
     pub duplicate_of: Option<String>,
     /// SHA-256 of the cleaned text.
     pub sha256: String,
+    /// The format it was read from (absent in manifests written before it was recorded).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Why it was kept out, for `filtered` and `short` (absent in older manifests).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 impl ManifestEntry {

@@ -13,7 +13,7 @@ use std::path::Path;
 pub enum Format {
     /// One `<id>.txt` per text in a directory.
     Txt,
-    /// One JSON object per line: id, text, title, url, source, lang, words.
+    /// One JSON object per line: id, text, title, url, source, lang, words, format.
     Jsonl,
     /// RFC 4180 CSV with a header, same columns as JSONL.
     Csv,
@@ -29,6 +29,7 @@ struct ExportRow<'a> {
     source: &'a str,
     lang: Option<&'a str>,
     words: u64,
+    format: Option<&'a str>,
 }
 
 fn csv_field(out: &mut String, s: &str) {
@@ -51,7 +52,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
         .map(|d| (d.id.clone(), d))
         .collect();
     if format == Format::Csv {
-        w.write_all(b"id,text,title,url,source,lang,words\r\n")?;
+        w.write_all(b"id,text,title,url,source,lang,words,format\r\n")?;
     }
     let mut n = 0;
     for (id, text) in store.texts_with_status(Status::Kept)? {
@@ -64,6 +65,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
             source: &d.source,
             lang: d.lang.as_deref(),
             words: d.words,
+            format: d.format.as_deref(),
         };
         let mut line = String::new();
         match format {
@@ -77,6 +79,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
                     row.source,
                     row.lang.unwrap_or(""),
                     &row.words.to_string(),
+                    row.format.unwrap_or(""),
                 ]
                 .iter()
                 .enumerate()

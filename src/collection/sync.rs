@@ -24,6 +24,9 @@ struct ManifestRow<'a> {
     status: &'a str,
     duplicate_of: Option<&'a str>,
     sha256: &'a str,
+    format: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
 }
 
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` from scratch.
@@ -115,6 +118,8 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
             status: d.status.as_str(),
             duplicate_of: d.duplicate_of.as_deref(),
             sha256: &d.sha256,
+            format: d.format.as_deref(),
+            reason: d.reason.as_deref(),
         };
         manifest.push_str(&serde_json::to_string(&row)?);
         manifest.push('\n');

@@ -95,6 +95,11 @@ CREATE INDEX decisions_pair ON decisions(pair);
 CREATE INDEX pairs_a ON pairs(a);
 CREATE INDEX pairs_b ON pairs(b);
 "#,
+    // v4 (documents): the format a text was read from (html, text, wikitext, pdf, docx, odt,
+    // epub); NULL for documents stored before it was recorded.
+    r#"
+ALTER TABLE documents ADD COLUMN format TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -286,6 +291,9 @@ pub struct Document {
     pub reason: Option<String>,
     /// The kept document this one duplicates.
     pub duplicate_of: Option<String>,
+    /// The format it was read from (`html`, `text`, `wikitext`, `pdf`, `docx`, `odt`, `epub`);
+    /// `None` when stored before formats were recorded.
+    pub format: Option<String>,
 }
 
 /// A judged pair as stored.
@@ -534,8 +542,10 @@ impl Store {
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
-                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run,
+                    format)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17)",
             ).at(&self.path)?;
             let mut post = tx
                 .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
@@ -558,7 +568,8 @@ impl Store {
                         d.reason,
                         d.duplicate_of,
                         sig.len() as i64,
-                        run
+                        run,
+                        d.format
                     ])
                     .at(&self.path)?;
                 if n == 0 {
@@ -607,7 +618,7 @@ impl Store {
     pub fn documents(&self, status: Option<Status>) -> Result<Vec<Document>> {
         let sql =
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
-                    sha256, status, reason, duplicate_of FROM documents
+                    sha256, status, reason, duplicate_of, format FROM documents
                     WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
         let mut stmt = self.conn.prepare(sql).at(&self.path)?;
         let rows = stmt
@@ -627,6 +638,7 @@ impl Store {
                     status: r.get(11)?,
                     reason: r.get(12)?,
                     duplicate_of: r.get(13)?,
+                    format: r.get(14)?,
                 })
             })
             .at(&self.path)?;
@@ -888,6 +900,7 @@ mod tests {
             status: Status::Pending,
             reason: None,
             duplicate_of: None,
+            format: Some("text".into()),
         }
     }
 
@@ -980,6 +993,7 @@ mod tests {
             final_url: rec.url.clone(),
             title: Some("X".into()),
             body: "<p>тело</p>".into(),
+            bytes: None,
             payload: Payload::Html,
             content_type: "text/html".into(),
             charset_note: None,

@@ -43,10 +43,13 @@ pub struct DocMeta {
     pub dropped_by: Option<i64>,
     /// Run that stored it.
     pub added_run: i64,
+    /// The format it was read from; `None` when stored before formats were recorded.
+    pub format: Option<String>,
 }
 
 const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
-    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run";
+    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
+    format";
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
     Ok(DocMeta {
@@ -67,6 +70,7 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
         duplicate_of: r.get(14)?,
         dropped_by: r.get(15)?,
         added_run: r.get(16)?,
+        format: r.get(17)?,
     })
 }
 
