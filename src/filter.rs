@@ -155,6 +155,9 @@ mod tests {
         for (d, name) in [
             (Defect::TooComplex, "too-complex"),
             (Defect::NotText, "not-text"),
+            (Defect::NoText, "no-text"),
+            (Defect::Encrypted, "encrypted"),
+            (Defect::Corrupt, "corrupt"),
         ] {
             let (st, why) = verdict(&s, &langs, 0, None, Some(d));
             assert_eq!((st, why.as_deref()), (Status::Filtered, Some(name)));

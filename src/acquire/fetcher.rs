@@ -17,7 +17,7 @@ use url::Url;
 
 use super::charset;
 use super::config::CrawlConfig;
-use super::frontier::{lock, FetchedPage, Payload, SkipReason};
+use super::frontier::{lock, FetchedPage, Payload, SkipReason, DOCUMENT_TYPES};
 use super::policy::{is_forbidden_ip, is_metadata_ip};
 use super::urls::{host_key, normalize, origin_key};
 use crate::markup;
@@ -509,7 +509,12 @@ impl Fetcher {
         headers.insert(
             ACCEPT,
             HeaderValue::from_static(match kind {
-                FetchKind::Page => "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
+                FetchKind::Page => {
+                    "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,\
+                     application/vnd.openxmlformats-officedocument.wordprocessingml.document;q=0.8,\
+                     application/vnd.oasis.opendocument.text;q=0.8,application/epub+zip;q=0.8,\
+                     */*;q=0.1"
+                }
                 FetchKind::Sitemap => "application/xml,text/xml;q=0.9,*/*;q=0.1",
             }),
         );
@@ -596,18 +601,33 @@ fn page_from(u: &Url, resp: ApiResponse, kind: FetchKind, max_body_bytes: u64) -
     let payload = match (kind, mime.as_str()) {
         (FetchKind::Page, "text/html" | "application/xhtml+xml") => Payload::Html,
         (FetchKind::Page, "text/plain") => Payload::PlainText,
+        (FetchKind::Page, m) if DOCUMENT_TYPES.contains(&m) => Payload::Document,
         (FetchKind::Page, "") if looks_like_html(&resp.body) => Payload::Html,
         (FetchKind::Sitemap, _) => Payload::PlainText,
         _ => {
             return PageOutcome::Skipped(
                 SkipReason::ContentType,
                 format!(
-                    "{u}: content type {:?} is not HTML or plain text",
+                    "{u}: content type {:?} is not HTML, plain text or a document",
                     if ct.is_empty() { "none" } else { &ct }
                 ),
             )
         }
     };
+    if payload == Payload::Document {
+        // The bytes go to the store as they came (within `max_body_bytes`, checked while
+        // reading); the web reader turns them into text.
+        return PageOutcome::Fetched(FetchedPage {
+            final_url: u.to_string(),
+            title: None,
+            body: String::new(),
+            bytes: Some(resp.body),
+            payload,
+            content_type: ct,
+            charset_note: None,
+            fetched_at: now_secs(),
+        });
+    }
     let tld = u
         .host_str()
         .and_then(|h| h.rsplit('.').next())
@@ -642,6 +662,7 @@ fn page_from(u: &Url, resp: ApiResponse, kind: FetchKind, max_body_bytes: u64) -
         final_url: u.to_string(),
         title,
         body: decoded.text,
+        bytes: None,
         charset_note: decoded.note,
         payload,
         content_type: if ct.is_empty() {

@@ -16,7 +16,20 @@ pub enum Payload {
     Wikitext,
     /// Plain text (text/plain pages, TextExtracts).
     PlainText,
+    /// A document (PDF, DOCX, ODT, EPUB): its bytes are in `FetchedPage::bytes`, its kind in
+    /// `content_type`; the web reader turns it into text.
+    Document,
 }
+
+/// Content types fetched as [`Payload::Document`]: PDF, DOCX, ODT, EPUB (each is a
+/// `crate::readers::documents::DocFormat`).
+pub const DOCUMENT_TYPES: &[&str] = &[
+    "application/pdf",
+    "application/x-pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.oasis.opendocument.text",
+    "application/epub+zip",
+];
 
 /// A document obtained from the web, decoded to UTF-8.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,8 +38,16 @@ pub struct FetchedPage {
     pub final_url: String,
     /// `<title>` or article title.
     pub title: Option<String>,
-    /// Decoded text.
+    /// Decoded text (empty for a document).
     pub body: String,
+    /// The body as received, for a document (base64 in the stored JSON; absent in stores
+    /// written before documents were fetched, which decode as before).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "base64_bytes"
+    )]
+    pub bytes: Option<Vec<u8>>,
     /// Kind of text in `body`.
     pub payload: Payload,
     /// Content type as received, e.g. `text/html; charset=windows-1251`.
@@ -38,13 +59,37 @@ pub struct FetchedPage {
     pub fetched_at: u64,
 }
 
+/// `Option<Vec<u8>>` as a base64 string: the frontier's records are JSON, and a number array
+/// would take four times the space.
+mod base64_bytes {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(b) => s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(t) => base64::engine::general_purpose::STANDARD
+                .decode(t.as_bytes())
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
+    }
+}
+
 /// Why a URL was not fetched.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkipReason {
     /// robots.txt disallows it (or robots.txt was unreachable).
     Robots,
-    /// Not HTML/XHTML/plain text.
+    /// Not HTML/XHTML/plain text, nor a document type (`DOCUMENT_TYPES`).
     ContentType,
     /// Body above `max_body_bytes`.
     TooLarge,

@@ -19,7 +19,7 @@ pub use config::{
 };
 pub use fetcher::{FetchKind, Fetcher, PageOutcome};
 pub use frontier::{
-    FetchedPage, Frontier, MemoryFrontier, Payload, SkipReason, UrlRecord, UrlState,
+    FetchedPage, Frontier, MemoryFrontier, Payload, SkipReason, UrlRecord, UrlState, DOCUMENT_TYPES,
 };
 pub use report::{
     AcquireEvents, AcquireReport, CollectEvents, NoEvents, PlannedQuery, SourceReport,

@@ -126,7 +126,18 @@ impl<'a> Preparer<'a> {
                         url: r.url.as_deref(),
                         lang: r.lang.as_deref(),
                     };
-                    let cleaned = clean::clean(r.payload, &r.body, &ctx);
+                    // A reader that could not read a document says why; there is no text to
+                    // clean, and the filter keeps it out with that reason.
+                    let cleaned = match r.defect {
+                        Some(d) => clean::Cleaned {
+                            title: None,
+                            text: String::new(),
+                            lang: None,
+                            defect: Some(d),
+                        },
+                        None => clean::clean(r.payload, &r.body, &ctx),
+                    };
+                    let format = r.format().to_string();
                     let words = count_words(&cleaned.text) as u64;
                     let Judged {
                         status,
@@ -158,6 +169,7 @@ impl<'a> Preparer<'a> {
                         date: r.date,
                         relevance,
                         relevance_terms,
+                        format: Some(format),
                     };
                     (doc, sig)
                 },

@@ -209,23 +209,26 @@ fn documents(
             .as_ref()
             .map(|r| r.raw_bytes)
             .unwrap_or(text.len() as u64);
-        let reason = row.and_then(|r| r.reason).or_else(|| {
-            // The manifest does not say whether the cleaner found a defect: none is assumed.
-            let (st, why) = crate::filter::verdict(
-                &topic.filter,
-                &topic.languages,
-                e.words,
-                e.lang.as_deref(),
-                None,
-            );
-            if st == status {
-                why
-            } else if status == Status::Dropped {
-                Some("dropped in review (decision not recoverable)".into())
-            } else {
-                None
-            }
-        });
+        let reason = row
+            .and_then(|r| r.reason)
+            .or_else(|| e.reason.clone())
+            .or_else(|| {
+                // The manifest does not say whether the cleaner found a defect: none is assumed.
+                let (st, why) = crate::filter::verdict(
+                    &topic.filter,
+                    &topic.languages,
+                    e.words,
+                    e.lang.as_deref(),
+                    None,
+                );
+                if st == status {
+                    why
+                } else if status == Status::Dropped {
+                    Some("dropped in review (decision not recoverable)".into())
+                } else {
+                    None
+                }
+            });
         out.push(Document {
             id: e.id.clone(),
             source: e.source.clone(),
@@ -248,6 +251,7 @@ fn documents(
             // The terms are not in the manifest; `collect explain` shows the score alone.
             relevance: e.relevance,
             relevance_terms: None,
+            format: e.format.clone(),
         });
     }
     out

@@ -26,6 +26,12 @@ pub enum Defect {
     TooComplex,
     /// Binary bytes under a text type (`crate::markup::looks_binary`).
     NotText,
+    /// A document (PDF, DOCX, ODT, EPUB) read whole that holds no text: a scan.
+    NoText,
+    /// A document that needs a password.
+    Encrypted,
+    /// A document broken beyond reading (cut short, not of its format, its parser gave up).
+    Corrupt,
 }
 
 impl Defect {
@@ -34,6 +40,9 @@ impl Defect {
         match self {
             Defect::TooComplex => crate::markup::TooComplex::REASON,
             Defect::NotText => "not-text",
+            Defect::NoText => "no-text",
+            Defect::Encrypted => "encrypted",
+            Defect::Corrupt => "corrupt",
         }
     }
 }
@@ -59,7 +68,8 @@ pub fn cleaner_for(payload: Payload) -> &'static dyn Cleaner {
     match payload {
         Payload::Html => &html::HtmlCleaner,
         Payload::Wikitext => &wikitext::WikitextCleaner,
-        Payload::PlainText => &text::TextCleaner,
+        // Readers turn a document's bytes into plain text before cleaning.
+        Payload::PlainText | Payload::Document => &text::TextCleaner,
     }
 }
 

@@ -43,6 +43,12 @@ pub struct ManifestEntry {
     /// Relevance to the topic (absent in manifests written before the stage existed).
     #[serde(default)]
     pub relevance: Option<f64>,
+    /// The format it was read from (absent in manifests written before it was recorded).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Why it was kept out, for `filtered` and `short` (absent in older manifests).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 impl ManifestEntry {

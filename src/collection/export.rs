@@ -13,8 +13,8 @@ use std::path::Path;
 pub enum Format {
     /// One `<id>.txt` per text in a directory.
     Txt,
-    /// One JSON object per line: id, text, title, url, source, lang, words, relevance, and date
-    /// when the source gives one.
+    /// One JSON object per line: id, text, title, url, source, lang, words, relevance, date
+    /// when the source gives one, and format.
     Jsonl,
     /// RFC 4180 CSV with a header, same columns as JSONL.
     Csv,
@@ -33,6 +33,7 @@ struct ExportRow<'a> {
     relevance: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     date: Option<&'a str>,
+    format: Option<&'a str>,
 }
 
 fn csv_field(out: &mut String, s: &str) {
@@ -55,7 +56,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
         .map(|d| (d.id.clone(), d))
         .collect();
     if format == Format::Csv {
-        w.write_all(b"id,text,title,url,source,lang,words,relevance,date\r\n")?;
+        w.write_all(b"id,text,title,url,source,lang,words,relevance,date,format\r\n")?;
     }
     let mut n = 0;
     for (id, text) in store.texts_with_status(Status::Kept)? {
@@ -70,6 +71,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
             words: d.words,
             relevance: d.relevance,
             date: d.date.as_deref(),
+            format: d.format.as_deref(),
         };
         let mut line = String::new();
         match format {
@@ -85,6 +87,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
                     &row.words.to_string(),
                     &row.relevance.map(|r| r.to_string()).unwrap_or_default(),
                     row.date.unwrap_or(""),
+                    row.format.unwrap_or(""),
                 ]
                 .iter()
                 .enumerate()

@@ -28,6 +28,9 @@ struct ManifestRow<'a> {
     // Absent rather than null for sources without dates, so their manifests stay as they were.
     #[serde(skip_serializing_if = "Option::is_none")]
     date: Option<&'a str>,
+    format: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
 }
 
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` from scratch.
@@ -121,6 +124,8 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
             sha256: &d.sha256,
             relevance: d.relevance,
             date: d.date.as_deref(),
+            format: d.format.as_deref(),
+            reason: d.reason.as_deref(),
         };
         manifest.push_str(&serde_json::to_string(&row)?);
         manifest.push('\n');

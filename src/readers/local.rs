@@ -1,12 +1,14 @@
-//! `local`: texts already on disk — a directory of `.txt`/`.html` files or a JSONL file.
+//! `local`: texts already on disk — a directory of `.txt`/`.html` files and documents
+//! (`.pdf`, `.docx`, `.odt`, `.epub`: `documents`), or a JSONL file.
 //!
 //! A bad input never stops the reading: an entry the walk refuses (`walk.rs`), a file that
 //! cannot be read or is too large, a JSONL line that is not a document, each becomes a
 //! [`Notice::Skipped`] and the reader goes on; the build decides whether that ends the run
 //! (`--strict`) or is recorded.
 
+use super::documents::DocFormat;
 use super::walk::{has_ext, kind_of, walk, WalkOptions};
-use super::{Notice, Payload, RawDoc, Reader, Skip, SkipReason};
+use super::{document_body, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -34,7 +36,8 @@ impl Default for LocalOptions {
     }
 }
 
-/// A directory of `.txt`, `.html`, `.htm` (optionally `.gz`) files, or a `.jsonl` file.
+/// A directory of `.txt`, `.html`, `.htm`, `.wikitext` (optionally `.gz`) files and `.pdf`,
+/// `.docx`, `.odt`, `.epub` documents, or a `.jsonl` file.
 pub struct LocalReader {
     name: String,
     rank: u32,
@@ -286,11 +289,9 @@ pub struct TextFile {
     pub warning: Option<String>,
 }
 
-/// Reads a regular file of at most `max_bytes` (after gunzipping `.gz`), decoding UTF-8
-/// (invalid bytes replaced, with a warning). A file that cannot be read safely is the `Skip`
-/// that says why; nothing but a regular file is ever read, and never more than `max_bytes + 1`
-/// bytes of it.
-pub fn read_file_capped(path: &Path, max_bytes: u64) -> std::result::Result<TextFile, Skip> {
+/// The bytes of a regular file of at most `max_bytes` (after gunzipping `.gz`), under the
+/// same rules as [`read_file_capped`], for documents read as bytes.
+pub fn read_bytes_capped(path: &Path, max_bytes: u64) -> std::result::Result<Vec<u8>, Skip> {
     let (file, len) = open_regular(path)?;
     let gz = has_ext(path, &[".gz"]);
     if !gz && len > max_bytes {
@@ -329,6 +330,15 @@ pub fn read_file_capped(path: &Path, max_bytes: u64) -> std::result::Result<Text
             format!("{what} more than the source's max_file_bytes ({max_bytes})"),
         ));
     }
+    Ok(bytes)
+}
+
+/// Reads a regular file of at most `max_bytes` (after gunzipping `.gz`), decoding UTF-8
+/// (invalid bytes replaced, with a warning). A file that cannot be read safely is the `Skip`
+/// that says why; nothing but a regular file is ever read, and never more than `max_bytes + 1`
+/// bytes of it.
+pub fn read_file_capped(path: &Path, max_bytes: u64) -> std::result::Result<TextFile, Skip> {
+    let bytes = read_bytes_capped(path, max_bytes)?;
     let raw_bytes = bytes.len() as u64;
     let (text, warning) = match String::from_utf8(bytes) {
         Ok(s) => (s, None),
@@ -372,6 +382,10 @@ pub const LOCAL_EXTS: &[&str] = &[
     ".html.gz",
     ".htm.gz",
     ".wikitext.gz",
+    ".pdf",
+    ".docx",
+    ".odt",
+    ".epub",
 ];
 
 impl LocalReader {
@@ -392,6 +406,37 @@ impl LocalReader {
             notice(Notice::Skipped(s))?;
         }
         for file in walked.files {
+            let rel = file.strip_prefix(p).unwrap_or(&file);
+            let locator = rel.to_string_lossy().replace('\\', "/");
+            if let Some(format) = DocFormat::from_name(&locator) {
+                let bytes = match read_bytes_capped(&file, self.opts.max_file_bytes) {
+                    Ok(b) => b,
+                    Err(skip) => {
+                        notice(Notice::Skipped(skip))?;
+                        continue;
+                    }
+                };
+                let (body, defect, warning) =
+                    document_body(format, &bytes, &file.display().to_string());
+                if let Some(w) = warning {
+                    notice(Notice::Warning(w))?;
+                }
+                sink(RawDoc {
+                    source: self.name.clone(),
+                    source_rank: self.rank,
+                    locator,
+                    url: None,
+                    title: None,
+                    body,
+                    payload: Payload::PlainText,
+                    lang: None,
+                    raw_bytes: bytes.len() as u64,
+                    date: None,
+                    document: Some(format),
+                    defect,
+                })?;
+                continue;
+            }
             let f = match read_file_capped(&file, self.opts.max_file_bytes) {
                 Ok(f) => f,
                 Err(skip) => {
@@ -402,7 +447,7 @@ impl LocalReader {
             if let Some(w) = f.warning {
                 notice(Notice::Warning(w))?;
             }
-            let lower = file.to_string_lossy().to_ascii_lowercase();
+            let lower = locator.to_ascii_lowercase();
             let payload = if lower.contains(".htm") {
                 Payload::Html
             } else if lower.contains(".wikitext") {
@@ -410,11 +455,10 @@ impl LocalReader {
             } else {
                 Payload::PlainText
             };
-            let rel = file.strip_prefix(p).unwrap_or(&file);
             sink(RawDoc {
                 source: self.name.clone(),
                 source_rank: self.rank,
-                locator: rel.to_string_lossy().replace('\\', "/"),
+                locator,
                 url: None,
                 title: None,
                 body: f.text,
@@ -422,6 +466,8 @@ impl LocalReader {
                 lang: None,
                 raw_bytes: f.raw_bytes,
                 date: None,
+                document: None,
+                defect: None,
             })?;
         }
         Ok(())
@@ -462,6 +508,8 @@ impl LocalReader {
                 payload: Payload::PlainText,
                 lang: None,
                 date: None,
+                document: None,
+                defect: None,
             })
         })
     }
@@ -537,20 +585,25 @@ mod tests {
     }
 
     #[test]
-    fn reads_a_directory_sorted_with_payload_kinds() {
+    fn reads_a_directory_sorted_with_formats() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("b.txt"), "плain текст").unwrap();
         std::fs::write(dir.path().join("sub/a.html"), "<p>hi</p>").unwrap();
         std::fs::write(dir.path().join("skip.pdf"), "x").unwrap();
         let docs = collect(&reader(dir.path())).unwrap();
-        let got: Vec<(&str, Payload)> = docs
+        let got: Vec<(&str, &str, Option<crate::clean::Defect>)> = docs
             .iter()
-            .map(|d| (d.locator.as_str(), d.payload))
+            .map(|d| (d.locator.as_str(), d.format(), d.defect))
             .collect();
+        // A document that is not one is still read: kept out later as corrupt.
         assert_eq!(
             got,
-            vec![("b.txt", Payload::PlainText), ("sub/a.html", Payload::Html)]
+            vec![
+                ("b.txt", "text", None),
+                ("skip.pdf", "pdf", Some(crate::clean::Defect::Corrupt)),
+                ("sub/a.html", "html", None)
+            ]
         );
     }
 

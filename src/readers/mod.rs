@@ -3,14 +3,17 @@
 //! acquisition stage left in the store's frontier. (The web sources themselves, search engines,
 //! wikis and crawls, are `crate::acquire::sources`.)
 
+pub mod documents;
 pub mod local;
 pub mod walk;
 pub mod warc;
 pub mod web;
 
 pub use crate::acquire::Payload;
+use crate::clean::Defect;
 pub use crate::error::{Skip, SkipReason};
 use anyhow::Result;
+use documents::{DocFormat, DocumentFailure};
 
 /// A document as a reader delivers it, before cleaning.
 #[derive(Debug, Clone)]
@@ -35,6 +38,46 @@ pub struct RawDoc {
     pub raw_bytes: u64,
     /// When the source says it was captured or published (a WARC record's `WARC-Date`).
     pub date: Option<String>,
+    /// The document format the body was converted from (then `payload` is plain text).
+    pub document: Option<DocFormat>,
+    /// Why the body holds no text, when a reader could not read it (a document that is
+    /// encrypted, corrupt, a scan, or over its budget): the filter keeps it out with this.
+    pub defect: Option<Defect>,
+}
+
+impl RawDoc {
+    /// The format's name in manifests and exports: `html`, `text`, `wikitext`, `pdf`,
+    /// `docx`, `odt`, `epub`.
+    pub fn format(&self) -> &'static str {
+        match (self.document, self.payload) {
+            (Some(f), _) => f.as_str(),
+            (None, Payload::Html) => "html",
+            (None, Payload::Wikitext) => "wikitext",
+            (None, Payload::PlainText) => "text",
+            (None, Payload::Document) => "document",
+        }
+    }
+}
+
+/// A document's bytes read for a `RawDoc`: its text, or no text, the defect the filter keeps it
+/// out with, and the line for stderr naming `locator` and what went wrong.
+pub fn document_body(
+    format: DocFormat,
+    bytes: &[u8],
+    locator: &str,
+) -> (String, Option<Defect>, Option<String>) {
+    match documents::document_text(format, bytes) {
+        Ok(text) => (text, None, None),
+        Err(f) => (
+            String::new(),
+            Some(f.defect()),
+            Some(document_warning(locator, &f)),
+        ),
+    }
+}
+
+fn document_warning(locator: &str, f: &DocumentFailure) -> String {
+    format!("{locator}: {f}; kept out as {}", f.reason())
 }
 
 /// What a reader tells besides documents.

@@ -17,9 +17,10 @@
 //! gzip member (or record, uncompressed) and the reader resyncs at the next member (or the next
 //! `WARC/1.` line).
 
+use super::documents::DocFormat;
 use super::local::open_regular;
 use super::walk::{walk, WalkOptions};
-use super::{Notice, Payload, RawDoc, Reader, Skip, SkipReason};
+use super::{document_body, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
 use crate::acquire::charset;
 use anyhow::Result;
 use std::cell::Cell;
@@ -72,6 +73,9 @@ pub struct ArchiveDoc {
     pub body: String,
     /// Size of the payload as stored.
     pub raw_bytes: u64,
+    /// A document record (PDF, DOCX, ODT, EPUB): its format and bytes, which the reader turns
+    /// into `body` the way local documents are (`readers::document_body`).
+    pub document: Option<(DocFormat, Vec<u8>)>,
 }
 
 /// Why a well-formed record is not a document. Not a loss: counted, never reported.
@@ -204,17 +208,30 @@ impl Reader for WarcReader {
                             0 => format!("{label}@{}", d.offset),
                             k => format!("{label}@{}#{k}", d.offset),
                         };
+                        let (body, document, defect) = match d.document {
+                            Some((format, bytes)) => {
+                                let (body, defect, warning) =
+                                    document_body(format, &bytes, &locator);
+                                if let Some(w) = warning {
+                                    notice(Notice::Warning(w))?;
+                                }
+                                (body, Some(format), defect)
+                            }
+                            None => (d.body, None, None),
+                        };
                         sink(RawDoc {
                             source: self.name.clone(),
                             source_rank: self.rank,
                             locator,
                             url: d.url,
                             title: None,
-                            body: d.body,
+                            body,
                             payload: d.payload,
                             lang: None,
                             raw_bytes: d.raw_bytes,
                             date: d.date,
+                            document,
+                            defect,
                         })
                     }
                     Event::Skipped(s) => {
@@ -760,12 +777,23 @@ fn into_event(ready: Ready, path: &Path, off: u64, index: usize, cap: u64) -> Ev
             }
         }
         m if document_format(m) => {
-            // After the merge of `readers/documents/`, this is where
-            // `documents::document_text(format, &body)` turns the record into text.
-            return skip(
-                SkipReason::UnsupportedFormat,
-                format!("{m} record: no reader turns this format into text yet"),
-            );
+            let Some(format) = DocFormat::from_content_type(m).or_else(|| DocFormat::sniff(&body))
+            else {
+                return skip(
+                    SkipReason::UnsupportedFormat,
+                    format!("{m} record: no reader turns this format into text"),
+                );
+            };
+            return Event::Doc(ArchiveDoc {
+                offset: off,
+                index,
+                url: rec.uri,
+                date: rec.date,
+                payload: Payload::PlainText,
+                raw_bytes: body.len() as u64,
+                body: String::new(),
+                document: Some((format, body)),
+            });
         }
         _ => return Event::Passed(Passed::NotText),
     };
@@ -784,6 +812,7 @@ fn into_event(ready: Ready, path: &Path, off: u64, index: usize, cap: u64) -> Ev
         payload,
         raw_bytes: body.len() as u64,
         body: decoded.text,
+        document: None,
     })
 }
 

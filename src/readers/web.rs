@@ -2,9 +2,11 @@
 //!
 //! Acquisition (`crate::acquire`) talks to search engines, wikis and sites and records every
 //! fetched page in the store's frontier; this source turns those pages into raw documents, so
-//! the rest of the pipeline treats web pages and local files alike.
+//! the rest of the pipeline treats web pages and local files alike. A fetched document (PDF,
+//! DOCX, ODT, EPUB) arrives as bytes and is turned into text here (`documents`).
 
-use super::{Notice, RawDoc, Reader};
+use super::documents::DocFormat;
+use super::{document_body, Notice, Payload, RawDoc, Reader};
 use crate::acquire::WebSourceConfig;
 use crate::store::StoreFrontier;
 use anyhow::Result;
@@ -61,12 +63,11 @@ impl Reader for WebReader {
     fn collect(
         &self,
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,
-        _notice: &mut dyn FnMut(Notice) -> Result<()>,
+        notice: &mut dyn FnMut(Notice) -> Result<()>,
     ) -> Result<()> {
         for rec in self.frontier.fetched(&self.name)? {
             let Some(page) = rec.fetched else { continue };
-            let payload = page.payload;
-            sink(RawDoc {
+            let mut doc = RawDoc {
                 source: self.name.clone(),
                 source_rank: self.rank,
                 locator: page.final_url.clone(),
@@ -74,10 +75,43 @@ impl Reader for WebReader {
                 title: page.title,
                 raw_bytes: page.body.len() as u64,
                 body: page.body,
-                payload,
+                payload: page.payload,
                 lang: self.lang.clone(),
                 date: None,
-            })?;
+                document: None,
+                defect: None,
+            };
+            if page.payload == Payload::Document {
+                let bytes = page.bytes.unwrap_or_default();
+                let format = DocFormat::from_content_type(&page.content_type)
+                    .or_else(|| DocFormat::sniff(&bytes))
+                    .or_else(|| {
+                        DocFormat::from_name(
+                            doc.locator.split(['?', '#']).next().unwrap_or_default(),
+                        )
+                    });
+                doc.raw_bytes = bytes.len() as u64;
+                doc.payload = Payload::PlainText;
+                match format {
+                    Some(format) => {
+                        let (body, defect, warning) = document_body(format, &bytes, &doc.locator);
+                        if let Some(w) = warning {
+                            notice(Notice::Warning(w))?;
+                        }
+                        doc.body = body;
+                        doc.document = Some(format);
+                        doc.defect = defect;
+                    }
+                    None => {
+                        notice(Notice::Warning(format!(
+                            "{}: {:?} is no document format read here; kept out as corrupt",
+                            doc.locator, page.content_type
+                        )))?;
+                        doc.defect = Some(crate::clean::Defect::Corrupt);
+                    }
+                }
+            }
+            sink(doc)?;
         }
         Ok(())
     }

@@ -105,6 +105,11 @@ ALTER TABLE documents ADD COLUMN date TEXT;
 ALTER TABLE documents ADD COLUMN relevance REAL;
 ALTER TABLE documents ADD COLUMN relevance_terms TEXT;
 "#,
+    // v6 (documents): the format a text was read from (html, text, wikitext, pdf, docx, odt,
+    // epub); NULL for documents stored before it was recorded.
+    r#"
+ALTER TABLE documents ADD COLUMN format TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -307,6 +312,9 @@ pub struct Document {
     pub relevance: Option<f64>,
     /// The topic stems that carried the score, as `collect explain` shows them.
     pub relevance_terms: Option<String>,
+    /// The format it was read from (`html`, `text`, `wikitext`, `pdf`, `docx`, `odt`, `epub`);
+    /// `None` when stored before formats were recorded.
+    pub format: Option<String>,
 }
 
 /// A judged pair as stored.
@@ -556,9 +564,9 @@ impl Store {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
                     raw_bytes, text, words, sha256, status, reason, duplicate_of, sig_size, added_run, date,
-                    relevance, relevance_terms)
+                    relevance, relevance_terms, format)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19)",
+                    ?17, ?18, ?19, ?20)",
             ).at(&self.path)?;
             let mut post = tx
                 .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
@@ -584,7 +592,8 @@ impl Store {
                         run,
                         d.date,
                         d.relevance,
-                        d.relevance_terms
+                        d.relevance_terms,
+                        d.format
                     ])
                     .at(&self.path)?;
                 if n == 0 {
@@ -633,7 +642,7 @@ impl Store {
     pub fn documents(&self, status: Option<Status>) -> Result<Vec<Document>> {
         let sql =
             "SELECT id, source, source_rank, locator, url, title, lang, raw_bytes, text, words,
-                    sha256, status, reason, duplicate_of, date, relevance, relevance_terms
+                    sha256, status, reason, duplicate_of, date, relevance, relevance_terms, format
                     FROM documents
                     WHERE ?1 IS NULL OR status = ?1 ORDER BY id";
         let mut stmt = self.conn.prepare(sql).at(&self.path)?;
@@ -657,6 +666,7 @@ impl Store {
                     date: r.get(14)?,
                     relevance: r.get(15)?,
                     relevance_terms: r.get(16)?,
+                    format: r.get(17)?,
                 })
             })
             .at(&self.path)?;
@@ -921,6 +931,7 @@ mod tests {
             date: None,
             relevance: None,
             relevance_terms: None,
+            format: Some("text".into()),
         }
     }
 
@@ -1013,6 +1024,7 @@ mod tests {
             final_url: rec.url.clone(),
             title: Some("X".into()),
             body: "<p>тело</p>".into(),
+            bytes: None,
             payload: Payload::Html,
             content_type: "text/html".into(),
             charset_note: None,

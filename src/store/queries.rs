@@ -49,11 +49,13 @@ pub struct DocMeta {
     pub relevance: Option<f64>,
     /// The topic stems that carried it.
     pub relevance_terms: Option<String>,
+    /// The format it was read from; `None` when stored before formats were recorded.
+    pub format: Option<String>,
 }
 
 const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
     length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
-    date, relevance, relevance_terms";
+    date, relevance, relevance_terms, format";
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
     Ok(DocMeta {
@@ -77,6 +79,7 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
         date: r.get(17)?,
         relevance: r.get(18)?,
         relevance_terms: r.get(19)?,
+        format: r.get(20)?,
     })
 }
 

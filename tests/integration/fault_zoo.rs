@@ -158,8 +158,8 @@ async fn every_fault_is_recorded_and_good_pages_come_through() {
     );
     pages.insert("/huge", Response::html(vec![b'a'; 3 << 20]).into());
     pages.insert(
-        "/pdf",
-        Response::new(200, "application/pdf", "%PDF-1.4 ...").into(),
+        "/archive",
+        Response::new(200, "application/zip", "PK\x03\x04 ...").into(),
     );
     pages.insert("/loop", Response::redirect(302, "/loop2").into());
     pages.insert("/loop2", Response::redirect(302, "/loop").into());
@@ -192,7 +192,7 @@ async fn every_fault_is_recorded_and_good_pages_come_through() {
         "/random-html",
         "/random-utf8",
         "/huge",
-        "/pdf",
+        "/archive",
         "/loop",
         "/always500",
         "/reset",
@@ -267,7 +267,7 @@ async fn every_fault_is_recorded_and_good_pages_come_through() {
         ("/random-html", "skipped", "not-text"),
         ("/random-utf8", "skipped", "not-text"),
         ("/huge", "skipped", "too-large"),
-        ("/pdf", "skipped", "content-type"),
+        ("/archive", "skipped", "content-type"),
         ("/loop", "skipped", "redirect-loop"),
         ("/private/secret", "skipped", "robots"),
         ("/always500", "failed", "http"),

@@ -200,7 +200,7 @@ fn build_update_twice_review_and_export() {
     }
     w.run(&["export", "out", "--format", "csv", "--out", "c.csv"]);
     let csv = std::fs::read_to_string(w.root.join("c.csv")).unwrap();
-    assert!(csv.starts_with("id,text,title,url,source,lang,words,relevance,date\r\n"));
+    assert!(csv.starts_with("id,text,title,url,source,lang,words,relevance,date,format\r\n"));
     w.run(&["export", "out", "--format", "txt", "--out", "txt"]);
     assert_eq!(
         std::fs::read_dir(w.root.join("txt")).unwrap().count(),

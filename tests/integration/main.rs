@@ -8,6 +8,7 @@ mod common;
 mod acquire;
 mod build_cli;
 mod demo_cli;
+mod documents;
 mod eval_cli;
 mod fault_zoo;
 mod grow;

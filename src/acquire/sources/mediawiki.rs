@@ -319,6 +319,7 @@ impl MediaWiki {
                             final_url: self.article_url(fin),
                             title: Some(fin.clone()),
                             body: text.clone(),
+                            bytes: None,
                             payload,
                             content_type: ct.to_string(),
                             charset_note: None,

@@ -21,11 +21,12 @@ use crate::markup::{self, Limits};
 /// Nested sitemaps read per site (sitemap indexes can list thousands).
 const MAX_SITEMAPS: usize = 10;
 
-/// Extensions that are never documents; skipping them saves requests.
+/// Extensions that are never documents the pipeline reads (PDF, DOCX, ODT and EPUB are:
+/// `crate::readers::documents`); skipping them saves requests.
 const BINARY: &[&str] = &[
-    ".pdf", ".jpg", ".jpeg", ".png", ".gif", ".webp", ".svg", ".ico", ".zip", ".gz", ".rar", ".7z",
-    ".mp3", ".mp4", ".avi", ".mov", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".exe",
-    ".dmg", ".css", ".js", ".woff", ".woff2",
+    ".jpg", ".jpeg", ".png", ".gif", ".webp", ".svg", ".ico", ".zip", ".gz", ".rar", ".7z", ".mp3",
+    ".mp4", ".avi", ".mov", ".doc", ".xls", ".xlsx", ".ppt", ".pptx", ".exe", ".dmg", ".css",
+    ".js", ".woff", ".woff2",
 ];
 
 /// The `sites` source.
@@ -380,6 +381,7 @@ mod tests {
             body: r#"<a href="x#f">x</a><a href="/y?utm_source=z">y</a><a href="https://b.example/">b</a>
                      <a href="f.pdf">pdf</a><a rel="nofollow" href="/n">n</a><a href="mailto:a@b">m</a>"#
                 .into(),
+            bytes: None,
             payload: Payload::Html,
             content_type: "text/html".into(),
             charset_note: None,
@@ -389,6 +391,13 @@ mod tests {
             .iter()
             .map(|u| u.to_string())
             .collect();
-        assert_eq!(l, vec!["https://a.example/dir/x", "https://a.example/y"]);
+        assert_eq!(
+            l,
+            vec![
+                "https://a.example/dir/x",
+                "https://a.example/y",
+                "https://a.example/dir/f.pdf"
+            ]
+        );
     }
 }
