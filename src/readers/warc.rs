@@ -938,10 +938,12 @@ mod tests {
     const RESPONSES: [u64; 4] = [622, 13657, 67862, 76656];
     const PDF: u64 = 90151;
 
+    /// Text documents, skips and passed records (document records: [`document_records`]).
     fn events(path: &Path, cap: u64) -> (Vec<ArchiveDoc>, Vec<Skip>, Vec<Passed>) {
         let (mut docs, mut skips, mut passed) = (Vec::new(), Vec::new(), Vec::new());
         read_archive(path, cap, &mut |e| {
             match e {
+                Event::Doc(d) if d.document.is_some() => {}
                 Event::Doc(d) => docs.push(d),
                 Event::Skipped(s) => skips.push(s),
                 Event::Passed(p) => passed.push(p),
@@ -950,6 +952,20 @@ mod tests {
         })
         .unwrap();
         (docs, skips, passed)
+    }
+
+    fn document_records(path: &Path) -> Vec<ArchiveDoc> {
+        let mut docs = Vec::new();
+        read_archive(path, DEFAULT_MAX_RECORD_BYTES, &mut |e| {
+            if let Event::Doc(d) = e {
+                if d.document.is_some() {
+                    docs.push(d);
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+        docs
     }
 
     fn skip_places(skips: &[Skip]) -> Vec<(Option<u64>, SkipReason)> {
@@ -979,19 +995,14 @@ mod tests {
         assert!(docs[0].body.contains("os.path"), "HTTP header stripped");
         assert!(!docs[0].body.starts_with("HTTP/"));
         assert!(docs[3].body.contains("Литва"), "UTF-8 decoded");
-        assert_eq!(
-            skip_places(&skips),
-            [(Some(PDF), SkipReason::UnsupportedFormat)]
-        );
-        assert!(
-            skips[0].detail.contains("application/pdf"),
-            "{}",
-            skips[0].detail
-        );
-        assert_eq!(
-            skips[0].locator(),
-            format!("{}@{PDF}", fixture("pages.warc.gz").display())
-        );
+        assert!(skips.is_empty(), "{skips:?}");
+        // The PDF response goes to the document reader with its bytes.
+        let pdfs = document_records(&fixture("pages.warc.gz"));
+        assert_eq!(pdfs.len(), 1);
+        assert_eq!(pdfs[0].offset, PDF);
+        let (format, bytes) = pdfs[0].document.as_ref().unwrap();
+        assert_eq!(*format, DocFormat::Pdf);
+        assert!(bytes.starts_with(b"%PDF-"));
         // warcinfo, four requests; the redirect.
         assert_eq!(
             passed.iter().filter(|p| **p == Passed::NotContent).count(),
@@ -1010,7 +1021,8 @@ mod tests {
         for d in &plain {
             assert!(bytes[d.offset as usize..].starts_with(b"WARC/1.0\r\n"));
         }
-        assert_eq!(skips.len(), 1);
+        assert!(skips.is_empty(), "{skips:?}");
+        assert_eq!(document_records(&fixture("pages.warc")).len(), 1);
     }
 
     #[test]
