@@ -25,6 +25,32 @@ pub struct Stats {
     pub skipped: BTreeMap<String, u64>,
     /// Relevance scores of the collection; null when no text was scored (the stage off).
     pub relevance: Option<RelevanceStats>,
+    /// Documents by the format they were read from (`html`, `text`, `wikitext`, `pdf`, `docx`,
+    /// `odt`, `epub`; `unrecorded` for documents stored before formats were).
+    pub formats: BTreeMap<String, u64>,
+    /// The archive dates documents carry (WARC sources); null when none does.
+    pub dates: Option<DateSpan>,
+}
+
+/// The span of the dates sources gave their documents.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DateSpan {
+    /// Documents with a date.
+    pub dated: u64,
+    /// Earliest date, as the source wrote it (ISO 8601 sorts as text).
+    pub first: String,
+    /// Latest date.
+    pub last: String,
+}
+
+fn date_span(docs: &[crate::store::queries::DocMeta]) -> Option<DateSpan> {
+    let mut dates: Vec<&str> = docs.iter().filter_map(|d| d.date.as_deref()).collect();
+    dates.sort_unstable();
+    Some(DateSpan {
+        dated: dates.len() as u64,
+        first: dates.first()?.to_string(),
+        last: dates.last()?.to_string(),
+    })
 }
 
 /// The spread of the relevance scores.
@@ -79,6 +105,12 @@ pub fn stats(store: &Store) -> Result<Stats> {
         review: review::progress(store)?,
         skipped,
         relevance: relevance_stats(&docs),
+        formats: docs.iter().fold(BTreeMap::new(), |mut m, d| {
+            *m.entry(d.format.clone().unwrap_or_else(|| "unrecorded".into()))
+                .or_default() += 1;
+            m
+        }),
+        dates: date_span(&docs),
     })
 }
 
@@ -101,6 +133,17 @@ pub fn render(store: &Store, s: &Stats) -> Result<String> {
             r.off_topic,
             f(r.min_kept),
             f(r.median_kept)
+        );
+    }
+    if !s.formats.is_empty() {
+        let list: Vec<String> = s.formats.iter().map(|(f, n)| format!("{f} {n}")).collect();
+        let _ = writeln!(out, "Formats: {}.", list.join(", "));
+    }
+    if let Some(d) = &s.dates {
+        let _ = writeln!(
+            out,
+            "Dates: {} documents dated, {} to {}.",
+            d.dated, d.first, d.last
         );
     }
     out.push_str(&collection::report::skipped_markdown(&store.skipped()?));

@@ -103,6 +103,21 @@ fn archives_build_with_urls_dates_and_bad_records_recorded_once() {
         [(format!("{}@13657", cut.display()), "bad-record".to_string())]
     );
 
+    // stats carries the formats and the archive dates.
+    let st: serde_json::Value =
+        serde_json::from_str(&stdout(&run_ok(dir, &["stats", o, "--json"]))).unwrap();
+    assert_eq!(st["formats"]["pdf"], 2, "{st}");
+    assert_eq!(st["dates"]["dated"], 11, "{st}");
+    assert!(
+        st["dates"]["first"].as_str() <= st["dates"]["last"].as_str(),
+        "{st}"
+    );
+    let text = stdout(&run_ok(dir, &["stats", o]));
+    assert!(
+        text.contains("Formats: ") && text.contains("pdf 2"),
+        "{text}"
+    );
+
     let exported = run_ok(dir, &["export", o, "--format", "jsonl"]);
     let _ = &pages;
     let lines = json_lines(&stdout(&exported));
