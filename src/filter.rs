@@ -5,10 +5,10 @@
 use crate::clean::Defect;
 use crate::relevance::{RelevanceSettings, Scored};
 use crate::store::Status;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The topic file's `filter` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FilterSettings {
     /// Texts with fewer words than this (after cleaning) are kept out as `short`.

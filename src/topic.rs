@@ -2,10 +2,12 @@
 
 use crate::acquire::{self, CrawlConfig, WebSourceConfig};
 pub use crate::error::TopicError;
+
+pub mod template;
 use crate::filter::FilterSettings;
 use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::DedupSettings;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// A topic file, parsed and checked.
@@ -53,7 +55,7 @@ fn default_languages() -> Vec<String> {
 }
 
 /// A `local` source: texts already on disk.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalConfig {
     /// Directory or `.jsonl` file, relative to the topic file.
@@ -84,7 +86,7 @@ impl LocalConfig {
 }
 
 /// A `warc` source: web archives (WARC, WET; plain or gzipped per record).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WarcConfig {
     /// An archive, a directory of them, or a list of either, relative to the topic file.
@@ -101,7 +103,7 @@ pub struct WarcConfig {
 }
 
 /// A path, or a list of paths.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum OneOrMany {
     /// One path.
@@ -135,7 +137,7 @@ impl WarcConfig {
 }
 
 /// One source of texts; `kind` selects the implementation.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SourceSpec {
     /// Texts already on disk: a directory of `.txt`/`.html` files or a JSONL file.

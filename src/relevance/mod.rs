@@ -30,7 +30,7 @@ const EXAMPLE_WEIGHT: f64 = 0.5;
 pub const SHOWN_TERMS: usize = 8;
 
 /// The topic file's `relevance` section: `relevance: off`, or a map of these keys.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RelevanceSettings {
     /// Whether texts are scored at all (`relevance: off` switches the stage off).
     pub enabled: bool,

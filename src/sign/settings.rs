@@ -3,10 +3,10 @@
 //! and `collect eval`, and the header a collection keeps all read into this struct.
 
 use super::Thresholds;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Detector, parameters and thresholds (docs/method.md §5 gives the reasons for the defaults).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DedupSettings {
     /// Detector: one of [`super::METHODS`] (docs/methods.md).
