@@ -4,6 +4,8 @@ pub mod dedup;
 pub mod doctor;
 pub mod eval;
 pub mod grow;
+pub mod help;
+pub mod new;
 
 use crate::build::{self, BuildOptions};
 use crate::dedup::standalone;
@@ -114,6 +116,14 @@ enum Command {
     /// Check a collection's store (exit 0 healthy, 2 damaged) and say what can be recovered;
     /// `--rebuild --topic TOPIC.yaml` rebuilds a damaged or missing store.
     Doctor(doctor::DoctorArgs),
+    /// Write a new topic file with every key, its default and a comment (topics/NAME.yaml).
+    New(new::NewArgs),
+    /// Check a topic file and print the planned sources, queries and requests; fetch nothing.
+    Check(new::CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(help::CompletionsArgs),
+    /// Print the man page collect.1, or write one page per subcommand with --out DIR.
+    Man(help::ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -195,7 +205,7 @@ pub mod exit {
 
 /// Runs the command line; returns the process exit code (see [`exit`]).
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = help::parse();
     if let Some(n) = cli.threads {
         // Fails only if a pool exists already, which cannot happen this early.
         let _ = rayon::ThreadPoolBuilder::new()
@@ -326,6 +336,10 @@ fn run(cli: &Cli) -> Result<i32> {
         Command::Serve(a) => grow::run_serve(a).map(|()| exit::OK),
         Command::Export(a) => grow::run_export(a, cli.quiet).map(|()| exit::OK),
         Command::Doctor(a) => doctor::run(a, cli.json).map(|()| exit::OK),
+        Command::New(a) => new::run_new(a, cli.quiet),
+        Command::Check(a) => new::run_check(a, cli.quiet),
+        Command::Completions(a) => help::run_completions(a),
+        Command::Man(a) => help::run_man(a),
     }
 }
 
