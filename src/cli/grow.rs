@@ -47,11 +47,13 @@ fn update_target(a: &UpdateArgs) -> Result<(PathBuf, Option<PathBuf>)> {
         return Ok((p.to_path_buf(), a.out.clone()));
     }
     let dir = match (&a.target, &a.out) {
-        (Some(d), Some(o)) if d != o => return Err(bad_input(format!(
+        (Some(d), Some(o)) if d != o => {
+            return Err(bad_input(format!(
             "{} is a collection directory and --out names another, {}; give the collection once",
             d.display(),
             o.display()
-        ))),
+        )))
+        }
         (Some(d), _) | (None, Some(d)) => d.clone(),
         (None, None) => PathBuf::from("."),
     };
