@@ -48,11 +48,10 @@ fn update_target(a: &UpdateArgs) -> Result<(PathBuf, Option<PathBuf>)> {
     }
     let dir = match (&a.target, &a.out) {
         (Some(d), Some(o)) if d != o => {
+            let (d, o) = (d.display(), o.display());
             return Err(bad_input(format!(
-            "{} is a collection directory and --out names another, {}; give the collection once",
-            d.display(),
-            o.display()
-        )))
+                "{d} is the collection and --out names another, {o}: give it once"
+            )));
         }
         (Some(d), _) | (None, Some(d)) => d.clone(),
         (None, None) => PathBuf::from("."),
