@@ -48,6 +48,10 @@ pub struct Topic {
     /// The texts of `relevance.examples`, read by [`Topic::load`] (the scorer does no IO).
     #[serde(skip)]
     pub relevance_examples: Vec<String>,
+    /// The topic file's absolute path, set by [`Topic::load`] (the store remembers it, so
+    /// `collect update DIR` finds the topic again); `None` for a topic built in code.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
 }
 
 fn default_languages() -> Vec<String> {
@@ -215,6 +219,7 @@ impl Topic {
         })?;
         let mut topic = Topic::parse(&text, path)?;
         topic.relevance_examples = topic.read_examples(&text, path)?;
+        topic.file = std::path::absolute(path).ok();
         Ok(topic)
     }
 

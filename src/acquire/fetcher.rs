@@ -263,7 +263,7 @@ impl Fetcher {
             return Err(ExchangeError::Skip(
                 SkipReason::PrivateAddress,
                 format!(
-                    "{u} resolves to non-public address {ip} (set crawl.allow_private to permit)"
+                    "{u} resolves to non-public address {ip} (set crawl.allow_private or pass --allow-private to permit)"
                 ),
             ));
         }

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 /// `collect update`.
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// The topic file (YAML) the collection was built from.
-    topic: PathBuf,
-    /// Collection directory (default: collections/<name>).
+    /// The collection directory (default: the current directory); its store remembers the
+    /// topic file it was built from. A file ending .yaml/.yml is the topic file itself (then
+    /// --out names the collection, as before).
+    target: Option<PathBuf>,
+    /// Collection directory (with a topic file; default: collections/<name>).
     #[arg(long)]
     out: Option<PathBuf>,
     /// How newcomers are compared with the store: sql (indexed lookups) or memory.
@@ -25,6 +27,36 @@ pub struct UpdateArgs {
     /// Stop at the first bad input (exit 2) instead of skipping and recording it.
     #[arg(long)]
     strict: bool,
+    /// Allow requests to loopback, private and link-local addresses (as
+    /// `crawl.allow_private: true`).
+    #[arg(long)]
+    allow_private: bool,
+}
+
+/// Whether `collect update`'s argument names a topic file rather than a collection directory.
+fn is_topic_file(p: &Path) -> bool {
+    !p.is_dir()
+        && p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// The topic file and collection directory `collect update` works on.
+fn update_target(a: &UpdateArgs) -> Result<(PathBuf, Option<PathBuf>)> {
+    if let Some(p) = a.target.as_deref().filter(|p| is_topic_file(p)) {
+        return Ok((p.to_path_buf(), a.out.clone()));
+    }
+    let dir = match (&a.target, &a.out) {
+        (Some(d), Some(o)) if d != o => {
+            let (d, o) = (d.display(), o.display());
+            return Err(bad_input(format!(
+                "{d} is the collection and --out names another, {o}: give it once"
+            )));
+        }
+        (Some(d), _) | (None, Some(d)) => d.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    Ok((collection::remembered_topic_file(&dir)?, Some(dir)))
 }
 
 /// `collect review`.
@@ -114,11 +146,13 @@ pub struct ExportArgs {
 
 /// Runs `collect update`; returns what it did (the caller turns skips into the exit code).
 pub fn run_update(a: &UpdateArgs, quiet: bool, json: bool) -> Result<update::UpdateSummary> {
-    let topic = Topic::load(&a.topic)?;
+    let (file, out) = update_target(a)?;
+    let mut topic = Topic::load(&file)?;
+    super::allow_private(&mut topic, a.allow_private);
     let s = update::update(
         &topic,
         &UpdateOptions {
-            out: a.out.clone(),
+            out,
             progress: !quiet,
             lookup: a.lookup,
             strict: a.strict,

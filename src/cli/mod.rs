@@ -50,12 +50,20 @@ enum Command {
         /// Stop at the first bad input (exit 2) instead of skipping and recording it.
         #[arg(long)]
         strict: bool,
+        /// Allow requests to loopback, private and link-local addresses (as
+        /// `crawl.allow_private: true`).
+        #[arg(long)]
+        allow_private: bool,
     },
     /// Build a demo collection from a loopback web started in-process (no internet needed).
     Demo {
         /// Output directory (default: collections/demo).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Accepted for symmetry with build and update: the demo's web is on 127.0.0.1, so
+        /// private addresses are always allowed.
+        #[arg(long)]
+        allow_private: bool,
     },
     /// Clean HTML or wikitext files (or directories of them) to plain text.
     Clean {
@@ -241,6 +249,21 @@ fn skipped_exit(out: &std::path::Path, skipped: usize) -> i32 {
     exit::SKIPPED
 }
 
+/// The warning printed (even with `--quiet`) when requests to private addresses are allowed.
+const ALLOW_PRIVATE_WARNING: &str =
+    "warning: --allow-private: requests to loopback, private and link-local addresses are allowed";
+
+/// Applies `--allow-private` to `topic` and warns once when private addresses are allowed,
+/// by the flag or by the topic file's `crawl.allow_private: true`.
+fn allow_private(topic: &mut Topic, flag: bool) {
+    if flag {
+        topic.crawl.allow_private = true;
+    }
+    if topic.crawl.allow_private {
+        eprintln!("{ALLOW_PRIVATE_WARNING}");
+    }
+}
+
 /// Runs the command; returns the exit code of a command that finished.
 fn run(cli: &Cli) -> Result<i32> {
     match &cli.command {
@@ -250,8 +273,10 @@ fn run(cli: &Cli) -> Result<i32> {
             force,
             dry_run,
             strict,
+            allow_private: allow,
         } => {
-            let topic = Topic::load(topic)?;
+            let mut topic = Topic::load(topic)?;
+            allow_private(&mut topic, *allow);
             if *dry_run {
                 return print_plan(&topic).map(|()| exit::OK);
             }
@@ -267,7 +292,13 @@ fn run(cli: &Cli) -> Result<i32> {
             print_summary(cli, &summary)?;
             Ok(skipped_exit(&summary.out, summary.skipped))
         }
-        Command::Demo { out } => {
+        Command::Demo {
+            out,
+            allow_private: allow,
+        } => {
+            if *allow {
+                eprintln!("{ALLOW_PRIVATE_WARNING}");
+            }
             let summary = crate::demo::run(out.clone(), !cli.quiet)?;
             print_summary(cli, &summary)?;
             Ok(skipped_exit(&summary.out, summary.skipped))

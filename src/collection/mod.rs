@@ -92,6 +92,34 @@ pub fn open_store(dir: &Path, access: Access) -> Result<Store> {
     }
 }
 
+/// The topic file the collection in `dir` was built from (or last updated with), as the store
+/// remembers it. Bad input when the store does not remember one (a collection built before it
+/// did) or the file is gone: the message says how to go on.
+pub fn remembered_topic_file(dir: &Path) -> Result<PathBuf> {
+    // For writing: `update` writes anyway, and an older schema is migrated rather than refused.
+    let store = open_store(dir, Access::Write)?;
+    let once = format!(
+        "run `collect update TOPIC.yaml --out {}` once with the topic file it was built from",
+        dir.display()
+    );
+    let Some(file) = store.meta(report::TOPIC_FILE_KEY)? else {
+        return Err(bad_input(format!(
+            "{}: the collection does not remember its topic file (it was built before collect \
+             remembered it); {once}",
+            dir.display()
+        )));
+    };
+    let file = PathBuf::from(file);
+    if !file.is_file() {
+        return Err(bad_input(format!(
+            "{}: the topic file the collection was built from, {}, is gone; {once}",
+            dir.display(),
+            file.display()
+        )));
+    }
+    Ok(file)
+}
+
 /// Removes what `write_collection` and the store put in `dir` (for `build --force`).
 pub fn remove_collection_files(dir: &Path) -> Result<()> {
     for name in [

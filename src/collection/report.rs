@@ -300,8 +300,15 @@ impl ReportTopic {
 
 const REPORT_TOPIC_KEY: &str = "report_topic";
 
+/// The meta key of the topic file's absolute path.
+pub(crate) const TOPIC_FILE_KEY: &str = "topic_file";
+
 /// Stores the topic's report header in the store's meta table.
+/// With the header goes the topic file's absolute path, when the topic was read from one.
 pub fn remember_topic(store: &Store, topic: &Topic) -> Result<()> {
+    if let Some(file) = topic.file.as_deref().and_then(|f| f.to_str()) {
+        store.set_meta(TOPIC_FILE_KEY, file)?;
+    }
     store.set_meta(
         REPORT_TOPIC_KEY,
         &serde_json::to_string(&ReportTopic::of(topic))?,

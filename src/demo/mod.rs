@@ -50,6 +50,7 @@ pub fn demo_topic(web: &LoopbackWeb) -> Topic {
         strict: false,
         base_dir: PathBuf::from("."),
         relevance_examples: Vec::new(),
+        file: None,
     }
 }
 

@@ -7,6 +7,7 @@ mod common;
 
 mod acquire;
 mod build_cli;
+mod cli_ergonomics;
 mod cli_new;
 mod demo_cli;
 mod documents;
