@@ -414,12 +414,13 @@ fn print_summary(cli: &Cli, summary: &build::BuildSummary) -> Result<()> {
     if !cli.quiet {
         let t = &summary.totals;
         eprintln!(
-                    "{}: {} texts read, {} in the collection ({} short, {} filtered, {} duplicates, {} contained pairs for review); report: {}",
+                    "{}: {} texts read, {} in the collection ({} short, {} filtered, {} off topic, {} duplicates, {} contained pairs for review); report: {}",
                     summary.out.display(),
                     t.texts_before,
                     t.kept,
                     t.short,
                     t.filtered,
+                    t.off_topic,
                     t.duplicates,
                     t.contained_pairs,
                     summary.out.join("report.md").display()

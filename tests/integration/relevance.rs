@@ -58,7 +58,13 @@ fn off_topic_texts_stay_in_the_store_counted_scored_and_explained() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     setup(dir, &[ON[0], ON[1], OFF[0]], "");
-    run_ok(dir, &["--quiet", "build", "topic.yaml", "--out", "out"]);
+    let built = run_ok(dir, &["build", "topic.yaml", "--out", "out"]);
+    // The closing line counts what the stage kept out.
+    assert!(
+        stderr(&built).contains(", 1 off topic, "),
+        "{}",
+        stderr(&built)
+    );
     let m = manifest(&dir.join("out"));
     for (f, _) in &ON[..] {
         let d = by_locator(&m, f);
