@@ -240,11 +240,31 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         None
     } else {
         let f = Arc::new(StoreFrontier::open(store.path())?);
-        acquire_web(&web, topic, &f, progress)?;
+        let started = std::time::Instant::now();
+        let report = acquire_web(&web, topic, &f, progress)?;
+        for s in &report.sources {
+            let failed: usize = s.failed.values().sum();
+            let skipped: usize = s.skipped.values().sum::<usize>() + s.robots_blocked;
+            let what = match &s.not_run {
+                Some(why) => format!("not run ({why})"),
+                None => format!(
+                    "{} queries, {} results, {} fetched, {} from an earlier run, {} failed, {} skipped",
+                    s.queries, s.results, s.fetched, s.resumed, failed, skipped
+                ),
+            };
+            progress.stage(
+                &format!("acquire {}", s.source),
+                &what,
+                started,
+                Some(s.fetched as u64),
+            );
+        }
         Some(f)
     };
     let mut counts = Ingested::default();
     for reader in readers_of(topic, &frontier) {
+        let started = std::time::Instant::now();
+        let before = counts;
         let bar = progress.counter(&format!("reading {}", reader.name()));
         let mut pending: Vec<RawDoc> = Vec::new();
         let mut flush = |pending: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
@@ -297,7 +317,18 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         counts.read += read;
         counts.new += new;
         counts.skipped += skips.iter().filter(|s| s.reason.loses_input()).count();
-        bar.finish();
+        bar.finish_and_clear();
+        progress.stage(
+            &format!("read {}", reader.name()),
+            &format!(
+                "{} documents, {} new (cleaned, filtered, signed, stored), {} skipped",
+                counts.read - before.read,
+                counts.new - before.new,
+                counts.skipped - before.skipped
+            ),
+            started,
+            Some((counts.read - before.read) as u64),
+        );
     }
     Ok(counts)
 }

@@ -119,8 +119,21 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
         },
     )?;
 
+    let started = std::time::Instant::now();
     dedup_all(&mut store, run, &stop, &mut detector, &thresholds)?;
     let totals = collection::write_collection(&store, topic, &out)?;
+    progress.stage(
+        "dedup",
+        &format!(
+            "{} texts compared, {} duplicates, {} contained pairs; {} in the collection",
+            totals.kept + totals.duplicates + totals.dropped,
+            totals.duplicates,
+            totals.contained_pairs,
+            totals.kept
+        ),
+        started,
+        None,
+    );
     store.set_meta("build_state", "complete")?;
     store.finish_run(run, "ok")?;
     Ok(BuildSummary {

@@ -239,3 +239,42 @@ fn shipped_topics_parse_and_plan_without_fetching() {
         }
     }
 }
+
+/// A build leaves one line per stage on stderr, with counts and rates, and a closing line that
+/// names the report; stdout holds nothing but the JSON summary under `--json`, and `--quiet`
+/// leaves stderr empty.
+#[test]
+fn stage_lines_go_to_stderr_and_never_into_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let src = examples().display().to_string();
+    let t = write_topic(dir, &format!("{{kind: local, path: \"{src}\"}}"));
+    let t = t.to_str().unwrap();
+
+    let plain = run_ok(dir, &["build", t, "--out", "a"]);
+    let err = stderr(&plain);
+    let stage = err
+        .lines()
+        .find(|l| l.starts_with("read "))
+        .unwrap_or_else(|| panic!("no read line: {err}"));
+    assert!(
+        stage.contains(" documents, ") && stage.contains(" s"),
+        "{stage}"
+    );
+    assert!(err.lines().any(|l| l.starts_with("dedup: ")), "{err}");
+    assert!(err.trim_end().ends_with("report.md"), "{err}");
+    assert!(stdout(&plain).is_empty(), "{}", stdout(&plain));
+
+    let json = run_ok(dir, &["--json", "build", t, "--out", "b"]);
+    let out = stdout(&json);
+    let summary: serde_json::Value = serde_json::from_str(out.trim()).expect("stdout is one JSON");
+    assert!(summary["totals"]["kept"].as_u64().unwrap() > 0, "{summary}");
+    assert!(
+        stderr(&json).contains("dedup: "),
+        "stage lines stay on stderr"
+    );
+
+    let quiet = run_ok(dir, &["--quiet", "build", t, "--out", "c"]);
+    assert!(stderr(&quiet).is_empty(), "{}", stderr(&quiet));
+    assert!(stdout(&quiet).is_empty());
+}
