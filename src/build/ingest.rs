@@ -207,6 +207,8 @@ pub struct Ingest<'a> {
     pub after_batch: &'a mut dyn FnMut(),
     /// Stop at the first bad input instead of recording it and going on.
     pub strict: bool,
+    /// The runtime and fetcher of a run building several topics (None: this pass's own).
+    pub shared: Option<&'a super::multi::SharedWeb>,
 }
 
 /// What an ingest pass read.
@@ -234,13 +236,14 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         batch,
         after_batch,
         strict,
+        shared,
     } = ingest;
     let web = web_sources(topic);
     let frontier = if web.is_empty() {
         None
     } else {
         let f = Arc::new(StoreFrontier::open(store.path())?);
-        acquire_web(&web, topic, &f, progress)?;
+        acquire_web(&web, topic, &f, progress, shared)?;
         Some(f)
     };
     let mut counts = Ingested::default();
@@ -371,16 +374,29 @@ impl AcquireEvents for AcquireProgress {
 
 /// Runs the acquisition stage: every web source, politely, into the store's frontier.
 /// Rerun after an interruption, it asks and fetches only what the frontier does not have.
+/// With `shared`, through the run's one fetcher (see [`super::multi`]).
 fn acquire_web(
     sources: &[WebSourceConfig],
     topic: &Topic,
     frontier: &StoreFrontier,
     progress: &Progress,
+    shared: Option<&super::multi::SharedWeb>,
 ) -> Result<AcquireReport> {
     let events = AcquireProgress {
         progress: progress.clone(),
         bar: progress.counter("fetching"),
     };
+    if let Some(web) = shared {
+        let report = web.runtime.block_on(acquire::acquire_with(
+            &web.fetcher,
+            sources,
+            &topic.keywords,
+            frontier,
+            &events,
+        ))?;
+        events.bar.finish_and_clear();
+        return Ok(report);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
