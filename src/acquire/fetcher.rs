@@ -89,6 +89,49 @@ pub struct Fetcher {
     hosts: Mutex<HashMap<String, Arc<HostState>>>,
     robots: Mutex<HashMap<String, Arc<OnceCell<Arc<Robots>>>>>,
     sitemaps: Mutex<HashMap<String, Vec<String>>>,
+    /// Pages fetched in this run, for a fetcher shared by several collections (none: off).
+    pages: Option<Mutex<PageCache>>,
+}
+
+/// A run-wide cache of fetch outcomes (pages, and the answers that gave none: a 404 is a 404
+/// for the whole run), keyed by kind and normalised URL, bounded in bytes: when full, the
+/// oldest go first. A fetcher shared by several topics of one run
+/// answers a page a second topic wants from here instead of asking the host again.
+struct PageCache {
+    cap: u64,
+    bytes: u64,
+    order: std::collections::VecDeque<String>,
+    pages: HashMap<String, (PageOutcome, u64)>,
+}
+
+impl PageCache {
+    fn get(&self, key: &str) -> Option<PageOutcome> {
+        self.pages.get(key).map(|(p, _)| p.clone())
+    }
+
+    fn put(&mut self, key: String, outcome: &PageOutcome) {
+        let size = key.len() as u64
+            + match outcome {
+                PageOutcome::Fetched(p) => {
+                    (p.body.len() + p.bytes.as_ref().map_or(0, Vec::len)) as u64
+                }
+                PageOutcome::Skipped(_, m) | PageOutcome::Failed(m) => m.len() as u64,
+            };
+        if size > self.cap || self.pages.contains_key(&key) {
+            return;
+        }
+        while self.bytes + size > self.cap {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((_, n)) = self.pages.remove(&old) {
+                self.bytes -= n;
+            }
+        }
+        self.bytes += size;
+        self.order.push_back(key.clone());
+        self.pages.insert(key, (outcome.clone(), size));
+    }
 }
 
 /// DNS resolver that drops forbidden addresses, so a hostname cannot be
@@ -160,7 +203,20 @@ impl Fetcher {
             hosts: Mutex::new(HashMap::new()),
             robots: Mutex::new(HashMap::new()),
             sitemaps: Mutex::new(HashMap::new()),
+            pages: None,
         })
+    }
+
+    /// Keeps the pages this fetcher fetches (up to `cap` bytes of bodies) and answers a
+    /// later fetch of the same URL from them: for a fetcher shared by several collections.
+    pub fn with_page_cache(mut self, cap: u64) -> Self {
+        self.pages = Some(Mutex::new(PageCache {
+            cap,
+            bytes: 0,
+            order: Default::default(),
+            pages: HashMap::new(),
+        }));
+        self
     }
 
     /// The crawl settings in force.
@@ -503,6 +559,22 @@ impl Fetcher {
     /// Fetches a document, following redirects hop by hop so that every hop
     /// passes robots.txt and the address policy.
     pub async fn fetch(&self, start: &Url, kind: FetchKind) -> PageOutcome {
+        let Some(cache) = &self.pages else {
+            return self.fetch_uncached(start, kind).await;
+        };
+        let key = format!("{kind:?} {}", normalize(start.clone()));
+        if let Some(known) = lock(cache).get(&key) {
+            return known;
+        }
+        let got = self.fetch_uncached(start, kind).await;
+        // A shutdown is this run's state, not the URL's answer.
+        if !matches!(&got, PageOutcome::Failed(m) if m.starts_with("shutdown")) {
+            lock(cache).put(key, &got);
+        }
+        got
+    }
+
+    async fn fetch_uncached(&self, start: &Url, kind: FetchKind) -> PageOutcome {
         let mut u = normalize(start.clone());
         let mut seen: HashSet<String> = HashSet::new();
         let mut headers = HeaderMap::new();

@@ -38,7 +38,18 @@ pub async fn acquire(
     frontier: &dyn Frontier,
     events: &dyn AcquireEvents,
 ) -> anyhow::Result<AcquireReport> {
-    let fetcher = Fetcher::new(crawl)?;
+    acquire_with(&Fetcher::new(crawl)?, sources, keywords, frontier, events).await
+}
+
+/// [`acquire`] through a fetcher the caller holds, so that several runs (the topics of one
+/// `collect build A.yaml B.yaml`) share its per-host pacing, robots.txt and page cache.
+pub async fn acquire_with(
+    fetcher: &Fetcher,
+    sources: &[WebSourceConfig],
+    keywords: &[String],
+    frontier: &dyn Frontier,
+    events: &dyn AcquireEvents,
+) -> anyhow::Result<AcquireReport> {
     let claimed = Mutex::new(HashSet::new());
     let mut built = Vec::new();
     let mut reports: Vec<Mutex<SourceReport>> = Vec::new();
@@ -63,7 +74,7 @@ pub async fn acquire(
     let runs = built.iter().zip(reports.iter()).filter_map(|(b, rep)| {
         let (src, queries) = b.as_ref()?;
         let ctx = RunCtx {
-            fetcher: &fetcher,
+            fetcher,
             frontier,
             events,
             claimed: &claimed,

@@ -207,6 +207,8 @@ pub struct Ingest<'a> {
     pub after_batch: &'a mut dyn FnMut(),
     /// Stop at the first bad input instead of recording it and going on.
     pub strict: bool,
+    /// The runtime and fetcher of a run building several topics (None: this pass's own).
+    pub shared: Option<&'a super::multi::SharedWeb>,
 }
 
 /// What an ingest pass read.
@@ -234,6 +236,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         batch,
         after_batch,
         strict,
+        shared,
     } = ingest;
     let web = web_sources(topic);
     let frontier = if web.is_empty() {
@@ -241,7 +244,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
     } else {
         let f = Arc::new(StoreFrontier::open(store.path())?);
         let started = std::time::Instant::now();
-        let report = acquire_web(&web, topic, &f, progress)?;
+        let report = acquire_web(&web, topic, &f, progress, shared)?;
         for s in &report.sources {
             let failed: usize = s.failed.values().sum();
             let skipped: usize = s.skipped.values().sum::<usize>() + s.robots_blocked;
@@ -402,16 +405,29 @@ impl AcquireEvents for AcquireProgress {
 
 /// Runs the acquisition stage: every web source, politely, into the store's frontier.
 /// Rerun after an interruption, it asks and fetches only what the frontier does not have.
+/// With `shared`, through the run's one fetcher (see [`super::multi`]).
 fn acquire_web(
     sources: &[WebSourceConfig],
     topic: &Topic,
     frontier: &StoreFrontier,
     progress: &Progress,
+    shared: Option<&super::multi::SharedWeb>,
 ) -> Result<AcquireReport> {
     let events = AcquireProgress {
         progress: progress.clone(),
         bar: progress.counter("fetching"),
     };
+    if let Some(web) = shared {
+        let report = web.runtime.block_on(acquire::acquire_with(
+            &web.fetcher,
+            sources,
+            &topic.keywords,
+            frontier,
+            &events,
+        ))?;
+        events.bar.finish_and_clear();
+        return Ok(report);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

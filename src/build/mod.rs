@@ -7,6 +7,7 @@
 
 pub mod clean_files;
 pub mod ingest;
+pub mod multi;
 pub mod rebuild;
 pub mod update;
 
@@ -65,6 +66,15 @@ fn detector_of(topic: &Topic) -> Result<Box<dyn Detector>> {
 
 /// Builds (or resumes building) the collection of `topic`.
 pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
+    build_in(topic, opts, None)
+}
+
+/// [`build`], acquiring through `shared` when several topics are built in one run.
+fn build_in(
+    topic: &Topic,
+    opts: &BuildOptions,
+    shared: Option<&multi::SharedWeb>,
+) -> Result<BuildSummary> {
     let out = opts.out.clone().unwrap_or_else(|| default_out_dir(topic));
     let store_path = collection::store_path(&out);
     let mut resumed = false;
@@ -116,6 +126,7 @@ pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
             batch: BATCH,
             after_batch: &mut || {},
             strict: opts.strict || topic.strict,
+            shared,
         },
     )?;
 

@@ -126,6 +126,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
                 }
             },
             strict: opts.strict || topic.strict,
+            shared: None,
         },
     )?;
     testhooks::pause("read");

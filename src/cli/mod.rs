@@ -34,11 +34,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Build a collection from a topic file into collections/<name>/.
+    /// Build a collection from a topic file into collections/<name>/; several topic files
+    /// build one collection each, sharing one polite fetcher.
     Build {
-        /// The topic file (YAML).
-        topic: PathBuf,
-        /// Output directory (default: collections/<name>).
+        /// The topic file(s) (YAML), e.g. topics/*.yaml.
+        #[arg(required = true, value_name = "TOPIC")]
+        topics: Vec<PathBuf>,
+        /// Output directory (default: collections/<name>); only with exactly one topic.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Rebuild over an existing collection.
@@ -268,14 +270,34 @@ fn allow_private(topic: &mut Topic, flag: bool) {
 fn run(cli: &Cli) -> Result<i32> {
     match &cli.command {
         Command::Build {
-            topic,
+            topics,
+            out,
+            force,
+            dry_run,
+            strict,
+            allow_private: allow,
+        } if topics.len() > 1 => run_build_many(
+            cli,
+            topics,
+            out.as_deref(),
+            &BuildOptions {
+                out: None,
+                force: *force,
+                progress: !cli.quiet,
+                strict: *strict,
+            },
+            *dry_run,
+            *allow,
+        ),
+        Command::Build {
+            topics,
             out,
             force,
             dry_run,
             strict,
             allow_private: allow,
         } => {
-            let mut topic = Topic::load(topic)?;
+            let mut topic = Topic::load(&topics[0])?;
             allow_private(&mut topic, *allow);
             if *dry_run {
                 return print_plan(&topic).map(|()| exit::OK);
@@ -372,6 +394,99 @@ fn run(cli: &Cli) -> Result<i32> {
         Command::Completions(a) => help::run_completions(a),
         Command::Man(a) => help::run_man(a),
     }
+}
+
+/// The rank of an exit code among a run's topics: an error outranks skipped inputs, which
+/// outrank success; a failure (1) outranks bad input (2).
+fn severity(code: i32) -> u8 {
+    match code {
+        exit::OK => 0,
+        exit::SKIPPED => 1,
+        exit::BAD_INPUT => 2,
+        _ => 3,
+    }
+}
+
+/// `collect build A.yaml B.yaml …`: every topic file is checked before anything is built;
+/// then each collection is built by [`build::multi::build_all`]. The exit code is the worst
+/// of the topics' (see [`severity`]); `--json` prints one summary object per line.
+fn run_build_many(
+    cli: &Cli,
+    paths: &[PathBuf],
+    out: Option<&std::path::Path>,
+    opts: &BuildOptions,
+    dry_run: bool,
+    allow: bool,
+) -> Result<i32> {
+    if out.is_some() {
+        return Err(crate::error::bad_input(format!(
+            "--out names one collection's directory, but {} topic files were given; give --out              only with exactly one topic (with several, each is built into collections/<name>)",
+            paths.len()
+        )));
+    }
+    let mut topics = Vec::new();
+    let mut bad = Vec::new();
+    for p in paths {
+        match Topic::load(p) {
+            Ok(mut t) => {
+                if allow {
+                    t.crawl.allow_private = true;
+                }
+                topics.push(t);
+            }
+            Err(e) => bad.push(format!("{e}")),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(crate::error::bad_input(format!(
+            "{}
+nothing was built: every topic file must be sound",
+            bad.join(
+                "
+"
+            )
+        )));
+    }
+    build::multi::check_distinct_outputs(&topics)?;
+    let (crawl, warnings) = build::multi::merged_crawl(&topics)?;
+    if crawl.allow_private {
+        eprintln!("{ALLOW_PRIVATE_WARNING}");
+    }
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    if dry_run {
+        for t in &topics {
+            println!("# {}", t.name);
+            print_plan(t)?;
+        }
+        return Ok(exit::OK);
+    }
+    let mut worst = exit::OK;
+    let mut printed: Result<()> = Ok(());
+    build::multi::build_all(&topics, &crawl, opts, &mut |t, result| {
+        let code = match result {
+            Ok(summary) => {
+                if printed.is_ok() {
+                    printed = print_summary(cli, summary);
+                }
+                skipped_exit(&summary.out, summary.skipped)
+            }
+            Err(e) => {
+                eprintln!("error: topic {}: {e:#}", t.name);
+                if crate::error::is_bad_input(e) {
+                    exit::BAD_INPUT
+                } else {
+                    exit::FAILURE
+                }
+            }
+        };
+        if severity(code) > severity(worst) {
+            worst = code;
+        }
+    })?;
+    printed?;
+    Ok(worst)
 }
 
 fn print_plan(topic: &Topic) -> Result<()> {

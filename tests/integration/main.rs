@@ -17,6 +17,7 @@ mod grow;
 mod html_stress;
 mod local_inputs;
 mod mediawiki_build;
+mod multi_topic;
 mod postings_vs_naive;
 mod relevance;
 mod resume_cli;
