@@ -77,7 +77,7 @@ pub fn parse_html(html: &str, limits: &Limits) -> Result<Html, TooComplex> {
         if started.elapsed() > limits.budget {
             return Err(TooComplex { parsed_bytes: fed });
         }
-        let end = char_boundary_at_or_before(&html, (fed + FEED_BYTES).min(html.len()));
+        let end = truncate_at_char_boundary(&html, fed + FEED_BYTES).len();
         let end = if end <= fed { html.len() } else { end };
         parser.process(html[fed..end].into());
         fed = end;
@@ -87,13 +87,6 @@ pub fn parse_html(html: &str, limits: &Limits) -> Result<Html, TooComplex> {
         return Err(TooComplex { parsed_bytes: fed });
     }
     Ok(doc)
-}
-
-fn char_boundary_at_or_before(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Whether a decoded body is not text: binary bytes served as text, which decode into control
@@ -256,6 +249,7 @@ fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
     (0..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
+/// `s` cut to at most `max` bytes, at a character boundary.
 pub fn truncate_at_char_boundary(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;

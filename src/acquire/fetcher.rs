@@ -787,19 +787,12 @@ pub fn html_title(html: &str) -> Option<String> {
         .find(|&(i, c)| c == '<' && lower_at(start + i, "</title"))
         .map_or(html.len() - start, |(i, _)| i)
         .min(4096);
-    let raw = &html[start..start + floor_char_boundary(&html[start..], len)];
+    let raw = markup::truncate_at_char_boundary(&html[start..], len);
     let doc = markup::parse_html(&format!("<title>{raw}</title>"), &markup::Limits::PAGE).ok()?;
     let sel = scraper::Selector::parse("title").ok()?;
     let t = doc.select(&sel).next()?.text().collect::<String>();
     let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
     (!t.is_empty()).then_some(t)
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Parses Retry-After as seconds or an HTTP date.
