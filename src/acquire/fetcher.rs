@@ -187,6 +187,17 @@ impl Fetcher {
         if !cfg.allow_private {
             b = b.dns_resolver(Arc::new(PolicyResolver));
         }
+        for (host, ip) in &cfg.resolve {
+            // Pinned names skip the resolver, so its address check is made here.
+            if !cfg.allow_private && is_forbidden_ip(*ip) {
+                anyhow::bail!(
+                    "crawl.resolve: {host} is pinned to {ip}, a private or reserved address; \
+                     set crawl.allow_private: true (or --allow-private) to allow it"
+                );
+            }
+            // The port is the URL's own: reqwest ignores the one given here.
+            b = b.resolve(host, SocketAddr::new(*ip, 0));
+        }
         let client = b.build()?;
         let agent_token = cfg
             .user_agent
@@ -296,6 +307,7 @@ impl Fetcher {
         let ips: Vec<IpAddr> = match host {
             url::Host::Ipv4(ip) => vec![IpAddr::V4(ip)],
             url::Host::Ipv6(ip) => vec![IpAddr::V6(ip)],
+            url::Host::Domain(d) if self.cfg.resolve.contains_key(d) => vec![self.cfg.resolve[d]],
             url::Host::Domain(d) => {
                 let port = u.port_or_known_default().unwrap_or(80);
                 match tokio::net::lookup_host((d, port)).await {

@@ -13,7 +13,7 @@ use crate::sign::DedupSettings;
 use crate::topic::Topic;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Builds thematic, deduplicated text collections.
 #[derive(Debug, Parser)]
@@ -66,6 +66,12 @@ enum Command {
         /// private addresses are always allowed.
         #[arg(long)]
         allow_private: bool,
+        /// After the build, serve the review page of the demo collection (Ctrl-C to stop).
+        #[arg(long)]
+        serve: bool,
+        /// Port of the review page with --serve (0: a free port, printed at start).
+        #[arg(long, default_value_t = 0, requires = "serve")]
+        port: u16,
     },
     /// Clean HTML or wikitext files (or directories of them) to plain text.
     Clean {
@@ -317,12 +323,24 @@ fn run(cli: &Cli) -> Result<i32> {
         Command::Demo {
             out,
             allow_private: allow,
+            serve,
+            port,
         } => {
             if *allow {
                 eprintln!("{ALLOW_PRIVATE_WARNING}");
             }
             let summary = crate::demo::run(out.clone(), !cli.quiet)?;
             print_summary(cli, &summary)?;
+            if !cli.quiet && !*serve {
+                eprintln!("{}", next_steps(&summary.out));
+            }
+            if *serve {
+                crate::review::serve::serve(&crate::review::serve::ServeOptions {
+                    dir: summary.out.clone(),
+                    bind: "127.0.0.1".into(),
+                    port: *port,
+                })?;
+            }
             Ok(skipped_exit(&summary.out, summary.skipped))
         }
         Command::Clean {
@@ -520,6 +538,18 @@ fn print_plan(topic: &Topic) -> Result<()> {
     }
     println!("total: {total} requests planned (upper bound), nothing fetched");
     Ok(())
+}
+
+/// What a newcomer can do with the collection the demo built.
+fn next_steps(out: &Path) -> String {
+    let dir = out.display();
+    format!(
+        "next:\n  \
+         collect review list --collection {dir}     # contained pairs waiting for a decision\n  \
+         collect serve {dir}                        # the same queue as a page in the browser\n  \
+         collect export {dir} --format jsonl --out demo.jsonl   # the texts, one JSON per line\n  \
+         collect explain ID --collection {dir}      # why a text was kept or dropped"
+    )
 }
 
 fn print_summary(cli: &Cli, summary: &build::BuildSummary) -> Result<()> {

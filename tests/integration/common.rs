@@ -2,8 +2,10 @@
 //! and fixtures, environment switches, the loopback web's crawl settings and checks, and the
 //! mutation RNG of the stress tests.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -19,6 +21,42 @@ use serde_json::Value;
 pub const BIN: &str = env!("CARGO_BIN_EXE_collect");
 
 /// `collect ARGS` run in `dir`, its status and output captured.
+/// Kills the child when dropped, so a failing assertion leaves no process behind.
+pub struct Guard(pub Child);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One HTTP/1.1 exchange; reads the head and `Content-Length` bytes, since not every server
+/// closes the connection when asked to.
+pub fn http(port: u16, request: &str) -> String {
+    let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    (&s).write_all(request.as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).unwrap();
+    head + &String::from_utf8_lossy(&body)
+}
+
 pub fn run(dir: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)

@@ -28,15 +28,6 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
-/// Kills the child when dropped, so a failing assertion leaves no process behind.
-struct Guard(Child);
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 struct Cdp {
     ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
     next: u64,
@@ -90,33 +81,6 @@ impl Cdp {
             );
         }
     }
-}
-
-/// One HTTP/1.1 exchange; reads the head and `Content-Length` bytes, since not every server
-/// closes the connection when asked to.
-fn http(port: u16, request: &str) -> String {
-    let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    (&s).write_all(request.as_bytes()).unwrap();
-    let mut r = BufReader::new(s);
-    let mut head = String::new();
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-        head.push_str(&line);
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).unwrap();
-    head + &String::from_utf8_lossy(&body)
 }
 
 #[test]

@@ -9,6 +9,7 @@ pub mod yandex;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -127,6 +128,26 @@ impl RunCtx<'_> {
             fetched: None,
         })?;
         Ok(Claim::New)
+    }
+
+    /// The final record of a URL another source of this run has claimed, once that source
+    /// has fetched it (or given up); `None` if it is not final within the time one fetch may
+    /// take with its retries.
+    pub async fn settled(&self, url: &str) -> Option<UrlRecord> {
+        let cfg = self.fetcher.config();
+        let patience = Duration::from_secs_f64(
+            (cfg.timeout_secs + cfg.max_retry_after_secs) * (f64::from(cfg.retries) + 1.0) + 1.0,
+        );
+        let started = Instant::now();
+        loop {
+            match self.frontier.seen(url) {
+                Some(r) if r.state.is_final() && !matches!(r.state, UrlState::Listed { .. }) => {
+                    return Some(r)
+                }
+                _ if started.elapsed() > patience => return None,
+                _ => tokio::time::sleep(Duration::from_millis(25)).await,
+            }
+        }
     }
 
     /// Fetches result URLs of search sources (normalised, deduplicated, concurrent).

@@ -13,7 +13,7 @@ use url::Url;
 use super::{Claim, RunCtx, Source};
 use crate::acquire::config::SitesConfig;
 use crate::acquire::fetcher::{FetchKind, PageOutcome};
-use crate::acquire::frontier::{lock, FetchedPage, Payload, UrlState};
+use crate::acquire::frontier::{lock, FetchedPage, Payload, UrlRecord, UrlState};
 use crate::acquire::report::PlannedQuery;
 use crate::acquire::urls::{host_key, normalize, normalize_str};
 use crate::markup::{self, Limits};
@@ -278,6 +278,9 @@ impl Sites {
                 level.append(&mut later);
             }
             let mut todo = Vec::new();
+            // Pages another source of this run fetches (a search result that is also a page
+            // of this site): theirs to store, but their links are this crawl's to follow.
+            let mut taken = Vec::new();
             let mut next: Vec<Url> = Vec::new();
             for u in level.drain(..) {
                 if count >= self.cfg.max_pages {
@@ -299,7 +302,7 @@ impl Sites {
                             next.extend(links_off_runtime(p, hosts.clone()).await);
                         }
                     }
-                    Claim::Taken => {}
+                    Claim::Taken => taken.push(u),
                 }
             }
             let mut s = futures::stream::iter(todo)
@@ -318,6 +321,17 @@ impl Sites {
             }
             drop(s);
             if depth < self.cfg.depth {
+                for u in taken {
+                    if let Some(UrlRecord {
+                        state: UrlState::Fetched,
+                        fetched: Some(p),
+                        ..
+                    }) = ctx.settled(u.as_str()).await
+                    {
+                        adopt_final_host(&mut hosts, &p, depth);
+                        next.extend(links_off_runtime(p, hosts.clone()).await);
+                    }
+                }
                 level = next;
             }
             if level.is_empty() && (depth >= 1 || later.is_empty()) {

@@ -28,8 +28,8 @@ pub const BOMB_BYTES: usize = 64 * 1024 * 1024;
 /// API key the Brave and Yandex stand-ins accept.
 pub const LOOPBACK_KEY: &str = "loopback-key";
 
-/// Keywords that hit captured answers of every stand-in (for `collect demo`).
-pub const DEMO_KEYWORDS: &[&str] = &["species", "Литва", "hello world", "foo"];
+/// Keywords that hit captured answers of every stand-in.
+pub const CAPTURED_KEYWORDS: &[&str] = &["species", "Литва", "hello world", "foo"];
 
 /// Russian text used on the charset pages.
 pub const RU_TEXT: &str =
@@ -112,7 +112,13 @@ pub const MAIN_LINKS: &[&str] = &[
     "http://example.invalid/offsite",
 ];
 
-fn main_site(base: Arc<std::sync::OnceLock<String>>) -> Handler {
+/// The site of faults: robots.txt with Disallow, Crawl-delay and a sitemap at `base`, odd
+/// charsets, redirects and loops, oversized and compressed bodies, slow, flaky and failing pages;
+/// the home page links `home_links` (a subset of [`MAIN_LINKS`], or all of them).
+pub fn main_site(
+    base: Arc<std::sync::OnceLock<String>>,
+    home_links: &'static [&'static str],
+) -> Handler {
     let flaky = Arc::new(AtomicUsize::new(0));
     let limited = Arc::new(AtomicUsize::new(0));
     let bomb = Arc::new(gzip_zeros(BOMB_BYTES));
@@ -136,7 +142,7 @@ fn main_site(base: Arc<std::sync::OnceLock<String>>) -> Handler {
                      <url><loc>{me}/a</loc></url></urlset>"
                 ),
             ),
-            "/" => Response::html(page("Главная", &links(MAIN_LINKS))),
+            "/" => Response::html(page("Главная", &links(home_links))),
             "/a" => Response::html(page("Page A", &format!("<p>Alpha.</p>{}", links(&["/c", "/", "/a#x"])))),
             "/b" => Response::html(page("Page B", "<p>Bravo.</p>")),
             "/c" => Response::html(page("Page C", &format!("<p>Depth two.</p>{}", links(&["/d"])))),
@@ -192,7 +198,8 @@ fn main_site(base: Arc<std::sync::OnceLock<String>>) -> Handler {
     })
 }
 
-fn closed_site() -> Handler {
+/// A site whose robots.txt answers 500: nothing else on it may be requested.
+pub fn closed_site() -> Handler {
     Arc::new(|req: &Request| -> Reply {
         match req.path.as_str() {
             "/robots.txt" => Response::new(500, "text/plain", "oops").into(),
@@ -291,7 +298,7 @@ impl LoopbackWeb {
     /// Like `start`, with the wikis answering the first `maxlag_first` API calls with maxlag.
     pub async fn start_with(maxlag_first: usize) -> std::io::Result<LoopbackWeb> {
         let main_base = Arc::new(std::sync::OnceLock::new());
-        let main = Server::start(main_site(main_base.clone())).await?;
+        let main = Server::start(main_site(main_base.clone(), MAIN_LINKS)).await?;
         let _ = main_base.set(main.base());
         let open = Server::start(open_site()).await?;
         let site = open.base();

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use collect::acquire::{acquire, CollectEvents, MemoryFrontier, Payload, UrlState};
-use collect::demo::loopback::{LoopbackWeb, DEMO_KEYWORDS};
+use collect::demo::loopback::{LoopbackWeb, CAPTURED_KEYWORDS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_sources_together_offline() {
@@ -12,7 +12,7 @@ async fn all_sources_together_offline() {
     let web = LoopbackWeb::start().await.unwrap();
     let frontier = MemoryFrontier::new();
     let events = CollectEvents::default();
-    let kw: Vec<String> = DEMO_KEYWORDS.iter().map(|s| s.to_string()).collect();
+    let kw: Vec<String> = CAPTURED_KEYWORDS.iter().map(|s| s.to_string()).collect();
     let cfg = crawl(10.0);
     let report = acquire(&web.source_configs(KEY_ENV), &kw, &cfg, &frontier, &events)
         .await
