@@ -972,6 +972,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_name_pinned_to_a_private_address_needs_allow_private() {
+        let pinned = |allow_private| CrawlConfig {
+            allow_private,
+            resolve: [("site.example".to_string(), "10.0.0.7".parse().unwrap())].into(),
+            ..CrawlConfig::default()
+        };
+        let refused = Fetcher::new(&pinned(false)).err().unwrap().to_string();
+        assert!(
+            refused.contains("site.example") && refused.contains("allow_private"),
+            "{refused}"
+        );
+        assert!(Fetcher::new(&pinned(true)).is_ok());
+        let public = CrawlConfig {
+            resolve: [("site.example".to_string(), "93.184.215.14".parse().unwrap())].into(),
+            ..CrawlConfig::default()
+        };
+        assert!(Fetcher::new(&public).is_ok());
+    }
+
+    #[test]
     fn titles_are_scanned_not_parsed() {
         assert_eq!(
             html_title(

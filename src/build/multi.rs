@@ -29,8 +29,8 @@ pub struct SharedWeb {
 
 /// The crawl configuration of a run over `topics`: per field the strictest (the lowest
 /// `per_host_rps`, `concurrency`, `per_host_concurrency`, `retries`, `max_redirects` and
-/// `max_body_bytes`; the longest `backoff_ms`), everything else (user agent, timeouts) from
-/// the first topic. Topics that disagree on `allow_private` are refused (bad input): one
+/// `max_body_bytes`; the longest `backoff_ms`; every topic's `resolve` pins), everything else
+/// (user agent, timeouts) from the first topic. Topics that disagree on `allow_private` are refused (bad input): one
 /// fetcher either reaches private addresses or does not. Differing user agents are named in
 /// the returned warnings.
 pub fn merged_crawl(topics: &[Topic]) -> Result<(CrawlConfig, Vec<String>)> {
@@ -61,6 +61,18 @@ pub fn merged_crawl(topics: &[Topic]) -> Result<(CrawlConfig, Vec<String>)> {
         c.max_redirects = c.max_redirects.min(o.max_redirects);
         c.max_body_bytes = c.max_body_bytes.min(o.max_body_bytes);
         c.backoff_ms = c.backoff_ms.max(o.backoff_ms);
+        for (host, ip) in &o.resolve {
+            match c.resolve.insert(host.clone(), *ip) {
+                Some(before) if before != *ip => {
+                    return Err(bad_input(format!(
+                        "topics {} and {} pin {host} to different addresses ({before} and {ip}) \
+                         in crawl.resolve; the topics of one run share one fetcher",
+                        first.name, t.name
+                    )))
+                }
+                _ => {}
+            }
+        }
     }
     Ok((c, warnings))
 }

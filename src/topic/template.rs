@@ -179,6 +179,11 @@ const KEYS: &[(&str, &str, &str)] = &[
         "allow_private",
         "allow loopback and private addresses (tests, intranets)",
     ),
+    (
+        "crawl",
+        "resolve",
+        "host names pinned to addresses instead of DNS, like curl --resolve",
+    ),
 ];
 
 /// The comment of a section's key.

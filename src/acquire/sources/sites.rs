@@ -280,7 +280,7 @@ impl Sites {
             let mut todo = Vec::new();
             // Pages another source of this run fetches (a search result that is also a page
             // of this site): theirs to store, but their links are this crawl's to follow.
-            let mut taken = Vec::new();
+            let mut taken: Vec<Url> = Vec::new();
             let mut next: Vec<Url> = Vec::new();
             for u in level.drain(..) {
                 if count >= self.cfg.max_pages {

@@ -414,3 +414,62 @@ async fn start_page_redirecting_to_another_host_keeps_the_crawl_on_that_site() {
     assert_eq!(state(&frontier, &web.open, "/x"), UrlState::Fetched);
     assert_eq!(state(&frontier, &web.open, "/y"), UrlState::Fetched);
 }
+
+/// A page a search source fetched first is still a step of the crawl: its links are followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_follows_the_links_of_a_page_a_search_result_took() {
+    use collect::acquire::SearxngConfig;
+    use collect::demo::loopback::{Reply, Request, Response, Server};
+    use std::sync::{Arc, OnceLock};
+
+    let base: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
+    let me = base.clone();
+    let server = Server::start(Arc::new(move |req: &Request| -> Reply {
+        let me = me.get().cloned().unwrap_or_default();
+        let page = |body: &str| Response::html(format!("<html><body>{body}</body></html>"));
+        match req.path.as_str() {
+            // The crawl reaches /a a second or more after it starts; the search, on its own
+            // host, has taken it by then.
+            "/robots.txt" => Response::new(200, "text/plain", "User-agent: *\nCrawl-delay: 1\n"),
+            "/" => page("<a href=\"/a\">a</a>"),
+            "/a" => page("<p>Alpha.</p><a href=\"/c\">c</a>"),
+            "/c" => page("<p>Only page a links here.</p>"),
+            _ => Response::not_found(),
+        }
+        .into()
+    }))
+    .await
+    .unwrap();
+    let _ = base.set(server.base());
+    let site = server.base();
+    let search = Server::start(Arc::new(move |_: &Request| -> Reply {
+        Response::json(
+            serde_json::json!({"query": "q", "results": [
+                {"url": format!("{site}/a"), "title": "A", "content": "a"}
+            ]})
+            .to_string(),
+        )
+        .into()
+    }))
+    .await
+    .unwrap();
+    let mut sources = sites(vec![server.url("/")], 2);
+    sources.push(WebSourceConfig::Searxng(SearxngConfig {
+        url: Some(search.base()),
+        pages: 1,
+        limit: 10,
+        engines: None,
+        language: None,
+        tuples: None,
+        name: Some("search".into()),
+    }));
+    let frontier = MemoryFrontier::new();
+    acquire(&sources, &["q".into()], &crawl(5.0), &frontier, &NoEvents)
+        .await
+        .unwrap();
+    let a = record(&frontier, &server.url("/a"));
+    assert_eq!(a.source, "search", "the search result claimed /a first");
+    assert_eq!(state(&frontier, &server, "/c"), UrlState::Fetched);
+    assert_eq!(record(&frontier, &server.url("/c")).source, "sites");
+    assert_eq!(server.hits("/a"), 1, "the crawl did not fetch /a again");
+}
