@@ -420,12 +420,9 @@ async fn start_page_redirecting_to_another_host_keeps_the_crawl_on_that_site() {
 async fn a_crawl_follows_the_links_of_a_page_a_search_result_took() {
     use collect::acquire::SearxngConfig;
     use collect::demo::loopback::{Reply, Request, Response, Server};
-    use std::sync::{Arc, OnceLock};
+    use std::sync::Arc;
 
-    let base: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
-    let me = base.clone();
     let server = Server::start(Arc::new(move |req: &Request| -> Reply {
-        let me = me.get().cloned().unwrap_or_default();
         let page = |body: &str| Response::html(format!("<html><body>{body}</body></html>"));
         match req.path.as_str() {
             // The crawl reaches /a a second or more after it starts; the search, on its own
@@ -440,7 +437,6 @@ async fn a_crawl_follows_the_links_of_a_page_a_search_result_took() {
     }))
     .await
     .unwrap();
-    let _ = base.set(server.base());
     let site = server.base();
     let search = Server::start(Arc::new(move |_: &Request| -> Reply {
         Response::json(
