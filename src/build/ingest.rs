@@ -262,13 +262,28 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
                 Some(s.fetched as u64),
             );
         }
+        let hosts = f.host_counts()?;
+        if !hosts.is_empty() {
+            let fetched = hosts.values().map(|c| c.fetched).sum();
+            progress.stage(
+                "acquire hosts",
+                &crate::collection::report::hosts_line(&hosts),
+                started,
+                Some(fetched),
+            );
+        }
         Some(f)
     };
     let mut counts = Ingested::default();
     for reader in readers_of(topic, &frontier) {
         let started = std::time::Instant::now();
         let before = counts;
-        let bar = progress.counter(&format!("reading {}", reader.name()));
+        let label = format!("reading {}", reader.name());
+        // A bar with an ETA where the reader knows how much it will deliver.
+        let bar = match reader.expected()? {
+            Some(n) => progress.bar(&label, n),
+            None => progress.counter(&label),
+        };
         let mut pending: Vec<RawDoc> = Vec::new();
         let mut flush = |pending: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
             if pending.is_empty() {

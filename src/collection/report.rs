@@ -204,6 +204,52 @@ pub fn acquisition_markdown(counts: &BTreeMap<String, crate::store::UrlCounts>) 
     s
 }
 
+/// The "Hosts" section of the report: what the run fetched, failed and skipped on each host,
+/// the hosts with failures first. Empty for a collection without web sources.
+pub fn hosts_markdown(hosts: &BTreeMap<String, crate::store::HostCounts>) -> String {
+    let mut s = String::new();
+    if hosts.is_empty() {
+        return s;
+    }
+    s.push_str("\n## Hosts\n\n| host | fetched | failed | skipped |\n|---|---:|---:|---:|\n");
+    let mut rows: Vec<_> = hosts.iter().collect();
+    rows.sort_by(|a, b| b.1.failed.cmp(&a.1.failed).then_with(|| a.0.cmp(b.0)));
+    for (host, c) in rows {
+        let _ = writeln!(
+            s,
+            "| {host} | {} | {} | {} |",
+            c.fetched, c.failed, c.skipped
+        );
+    }
+    s
+}
+
+/// One line on the hosts of an acquisition: how many, and the busiest and the failing ones
+/// with their fetched/failed counts.
+pub fn hosts_line(hosts: &BTreeMap<String, crate::store::HostCounts>) -> String {
+    const NAMED: usize = 3;
+    let named = |mut v: Vec<(&String, &crate::store::HostCounts)>| -> String {
+        v.truncate(NAMED);
+        v.iter()
+            .map(|(h, c)| format!("{h} {}/{}", c.fetched, c.failed))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut busiest: Vec<_> = hosts.iter().collect();
+    busiest.sort_by_key(|(_, c)| std::cmp::Reverse(c.fetched + c.failed));
+    let mut failing: Vec<_> = hosts.iter().filter(|(_, c)| c.failed > 0).collect();
+    failing.sort_by_key(|(_, c)| std::cmp::Reverse(c.failed));
+    let mut line = format!(
+        "{} hosts, fetched/failed per host: busiest {}",
+        hosts.len(),
+        named(busiest)
+    );
+    if !failing.is_empty() {
+        let _ = write!(line, "; most failures {}", named(failing));
+    }
+    line
+}
+
 /// Skipped inputs listed by name in the report; `collect stats DIR --skipped` lists them all.
 const SKIPS_LISTED: usize = 10;
 

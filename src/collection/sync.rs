@@ -2,8 +2,8 @@
 //! manifest and the report.
 
 use super::report::{
-    acquisition_markdown, counts, remember_topic, report_markdown, skipped_markdown, stored_topic,
-    Counts,
+    acquisition_markdown, counts, hosts_markdown, remember_topic, report_markdown,
+    skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
 use crate::store::{Status, Store};
@@ -136,6 +136,7 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
     let topic = stored_topic(store)?;
     let mut report = report_markdown(&topic, &key, &per, &total);
     report.push_str(&acquisition_markdown(&store.url_counts()?));
+    report.push_str(&hosts_markdown(&store.host_counts()?));
     report.push_str(&skipped_markdown(&store.skipped()?));
     write_atomic(&out.join("report.md"), report.as_bytes())?;
     Ok(total)

@@ -176,7 +176,11 @@ fn visible_text(html: &str) -> String {
             })
             .map(|t| format!("</{}>", &t[1..]));
         let end = match skip_to {
-            Some(close) => rest.find(&close).map(|i| i + close.len()),
+            // ASCII lowercasing keeps byte offsets, and tag names are ASCII.
+            Some(close) => rest
+                .to_ascii_lowercase()
+                .find(&close)
+                .map(|i| i + close.len()),
             None => rest.find('>').map(|i| i + 1),
         };
         rest = &rest[end.unwrap_or(rest.len())..];

@@ -101,4 +101,8 @@ pub trait Reader {
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,
         notice: &mut dyn FnMut(Notice) -> Result<()>,
     ) -> Result<()>;
+    /// How many documents `collect` will deliver, when that is known before reading.
+    fn expected(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }

@@ -60,6 +60,10 @@ impl Reader for WebReader {
         &self.name
     }
 
+    fn expected(&self) -> Result<Option<u64>> {
+        self.frontier.fetched_count(&self.name).map(Some)
+    }
+
     fn collect(
         &self,
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,

@@ -700,6 +700,11 @@ impl Store {
         url_counts(&self.conn, &self.path)
     }
 
+    /// Acquisition figures per host, for the report.
+    pub fn host_counts(&self) -> Result<std::collections::BTreeMap<String, HostCounts>> {
+        host_counts(&self.conn, &self.path)
+    }
+
     /// All stored pairs, ordered by (a, b).
     pub fn pairs(&self) -> Result<Vec<StoredPair>> {
         let mut stmt = self
@@ -797,6 +802,63 @@ impl StoreFrontier {
     pub fn counts(&self) -> Result<std::collections::BTreeMap<String, UrlCounts>> {
         url_counts(&self.conn(), &self.path)
     }
+
+    /// Acquisition figures per host.
+    pub fn host_counts(&self) -> Result<std::collections::BTreeMap<String, HostCounts>> {
+        host_counts(&self.conn(), &self.path)
+    }
+
+    /// How many pages of one source were fetched (what its reader will deliver).
+    pub fn fetched_count(&self, source: &str) -> Result<u64> {
+        self.conn()
+            .query_row(
+                "SELECT COUNT(*) FROM urls WHERE source = ?1 AND state = 'fetched'",
+                [source],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .at(&self.path)
+    }
+}
+
+/// Acquisition figures of one host, over every source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HostCounts {
+    /// Pages fetched.
+    pub fetched: u64,
+    /// URLs that failed (after retries).
+    pub failed: u64,
+    /// URLs skipped (robots.txt, content type, size, address, …).
+    pub skipped: u64,
+}
+
+/// Acquisition figures per host (the URL's host name), from the `urls` table.
+fn host_counts(
+    conn: &Connection,
+    path: &Path,
+) -> Result<std::collections::BTreeMap<String, HostCounts>> {
+    let mut stmt = conn
+        .prepare("SELECT url, state FROM urls WHERE state IN ('fetched', 'failed', 'skipped')")
+        .at(path)?;
+    let mut rows = stmt.query([]).at(path)?;
+    let mut out: std::collections::BTreeMap<String, HostCounts> = Default::default();
+    while let Some(r) = rows.next().at(path)? {
+        let (url, state): (String, String) =
+            (|| Ok::<_, rusqlite::Error>((r.get(0)?, r.get(1)?)))().at(path)?;
+        let Some(host) = url::Url::parse(&url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+        else {
+            continue;
+        };
+        let c = out.entry(host).or_default();
+        match state.as_str() {
+            "fetched" => c.fetched += 1,
+            "failed" => c.failed += 1,
+            _ => c.skipped += 1,
+        }
+    }
+    Ok(out)
 }
 
 /// Acquisition figures per source, from the `urls` table.

@@ -146,4 +146,14 @@ fn demo_without_serve_says_what_to_do_next() {
     for step in ["collect review list", "collect serve", "collect export"] {
         assert!(err.contains(step), "next steps name `{step}`: {err}");
     }
+    // Progress names the hosts: one line on stderr, the full table in the report.
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("acquire hosts: ") && l.contains("fetched/failed per host")),
+        "{err}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let hosts = &report[report.find("## Hosts").expect("a Hosts section")..];
+    assert!(hosts.contains("| faults.example |"), "{hosts}");
+    assert!(hosts.contains("| peps.python.example |"), "{hosts}");
 }
