@@ -2,7 +2,7 @@
 //! transitivity coefficients, and duplicate clusters three ways — connected components, cliques
 //! (bounded) and closed sets of shared signature elements.
 
-use crate::sign::{shared_pairs, DedupSettings, Postings, Thresholds, Verdict};
+use crate::sign::{DedupSettings, Thresholds, Verdict};
 use crate::workbench::eval::{run_method, MethodRun};
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -54,8 +54,17 @@ pub struct RelationStats {
     pub cliques: Vec<usize>,
     /// Components larger than the clique bound, left unsearched.
     pub clique_skipped: usize,
-    /// Sizes of closed sets: all documents sharing a set of ≥ k signature elements.
+    /// Sizes of closed sets (FCA clusters): all documents sharing a set of ≥ k signature
+    /// elements, mined from the element × document context.
     pub closed_sets: Vec<usize>,
+    /// How many closed sets are maximal (what FPmax lists).
+    pub closed_maximal: usize,
+    /// The search stopped at `fca::MAX_SETS` closed sets.
+    pub closed_truncated: bool,
+    /// Share of closed sets whose documents are all related pairwise (cliques of the relation).
+    pub closed_are_cliques: f64,
+    /// Share of related pairs (either direction) inside some closed set.
+    pub pairs_in_closed: f64,
 }
 
 /// Asymmetry and both transitivity coefficients of `arcs`.
@@ -172,36 +181,36 @@ pub fn cliques(members: &[u32], arcs: &Arcs) -> Vec<Vec<u32>> {
     out
 }
 
-/// Closed sets: for every pair sharing ≥ `k` elements, the set of elements they share and all
-/// documents holding that whole set. Returns the distinct document sets (≥ 2 documents).
-///
-/// Generated from pairs, so sets that only three or more documents' intersection would produce
-/// (each pair sharing more) appear through their pairs' larger itemsets; FPmax would list those
-/// too. Bounded by the candidate pairs, never by enumerating itemsets.
-pub fn closed_sets(run: &MethodRun, k: usize) -> Vec<Vec<u32>> {
-    let sigs = &run.sigs;
-    let postings = Postings::build(sigs);
-    let mut seen: FxHashSet<Vec<u32>> = FxHashSet::default();
-    for &(a, b, inter) in &shared_pairs(sigs, &postings, sigs.len()) {
-        if (inter as usize) < k.max(1) {
-            continue;
+/// How the closed sets (FCA clusters) and the relation agree: the share of closed sets whose
+/// documents are all related to each other (cliques of the relation), and the share of related
+/// pairs that lie inside some closed set (the maximal ones cover every pair any set covers).
+pub fn agreement(mined: &crate::workbench::fca::Mined, arcs: &Arcs) -> (f64, f64) {
+    let related = |a: u32, b: u32| arcs.contains(&(a, b)) || arcs.contains(&(b, a));
+    let cliques = mined
+        .closed
+        .iter()
+        .filter(|set| {
+            set.iter()
+                .enumerate()
+                .all(|(i, &a)| set[i + 1..].iter().all(|&b| related(a, b)))
+        })
+        .count();
+    let mut inside: FxHashSet<(u32, u32)> = FxHashSet::default();
+    for &m in &mined.maximal {
+        let set = &mined.closed[m];
+        for (i, &a) in set.iter().enumerate() {
+            for &b in &set[i + 1..] {
+                inside.insert((a, b));
+            }
         }
-        let (sa, sb) = (&sigs[a as usize], &sigs[b as usize]);
-        let items: Vec<u64> = sa
-            .iter()
-            .copied()
-            .filter(|e| sb.binary_search(e).is_ok())
-            .collect();
-        let mut docs: Vec<u32> = postings.get(items[0]).to_vec();
-        for e in &items[1..] {
-            let list = postings.get(*e);
-            docs.retain(|d| list.binary_search(d).is_ok());
-        }
-        seen.insert(docs);
     }
-    let mut out: Vec<Vec<u32>> = seen.into_iter().collect();
-    out.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-    out
+    let pairs: FxHashSet<(u32, u32)> = arcs.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+    let covered = pairs.iter().filter(|p| inside.contains(p)).count();
+    let share = |n: usize, of: usize| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+    (
+        share(cliques, mined.closed.len()),
+        share(covered, pairs.len()),
+    )
 }
 
 /// Runs `method` over the documents of `input` and computes every figure.
@@ -227,6 +236,8 @@ pub fn analyse(
         }
     }
     cl.sort_unstable_by(|a, b| b.cmp(a));
+    let mined = crate::workbench::fca::closed_sets(&run.sigs, min_shared);
+    let (closed_are_cliques, pairs_in_closed) = agreement(&mined, &arcs);
     Ok(RelationStats {
         documents: docs.len(),
         arcs: arcs.len(),
@@ -236,7 +247,11 @@ pub fn analyse(
         components: comps.iter().map(Vec::len).collect(),
         cliques: cl,
         clique_skipped: skipped,
-        closed_sets: closed_sets(&run, min_shared).iter().map(Vec::len).collect(),
+        closed_sets: mined.closed.iter().map(Vec::len).collect(),
+        closed_maximal: mined.maximal.len(),
+        closed_truncated: mined.truncated,
+        closed_are_cliques,
+        pairs_in_closed,
     })
 }
 
@@ -264,7 +279,9 @@ pub fn markdown(method: &str, s: &RelationStats) -> String {
          | transitivity Σ a_ij·a_jk·a_ik / Σ a_ij | {:.4} |\n\
          | closed two-step paths | {:.4} |\n\
          | connected components | {} |\n| maximal cliques | {} |\n\
-         | components too large for clique search | {} |\n| closed sets | {} |\n",
+         | components too large for clique search | {} |\n| closed sets (FCA) | {}{} |\n\
+         | maximal closed sets | {} |\n| closed sets that are cliques of the relation | {:.3} |\n\
+         | related pairs inside a closed set | {:.3} |\n",
         s.documents,
         s.arcs,
         s.asymmetry,
@@ -274,6 +291,14 @@ pub fn markdown(method: &str, s: &RelationStats) -> String {
         summary(&s.cliques),
         s.clique_skipped,
         summary(&s.closed_sets),
+        if s.closed_truncated {
+            " (search stopped: too many)"
+        } else {
+            ""
+        },
+        s.closed_maximal,
+        s.closed_are_cliques,
+        s.pairs_in_closed,
     )
 }
 
