@@ -30,6 +30,15 @@ impl Drop for Guard {
     }
 }
 
+/// The port of a `http://127.0.0.1:PORT/` address a server printed.
+pub fn port_of(url: &str) -> u16 {
+    url.trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {url:?}"))
+}
+
 /// One HTTP/1.1 exchange; reads the head and `Content-Length` bytes, since not every server
 /// closes the connection when asked to.
 pub fn http(port: u16, request: &str) -> String {

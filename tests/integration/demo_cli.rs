@@ -102,13 +102,7 @@ fn demo_builds_a_collection_worth_keeping_and_serves_its_review_page() {
 
     // The review page opens on the queue of contained pairs.
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    let port: u16 = url
-        .trim_end_matches('/')
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = port_of(&url);
     let page = http(
         port,
         &format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),

@@ -125,13 +125,7 @@ fn decide_a_pair_by_keyboard_in_chromium() {
     let _server = Guard(server);
     let url = url.trim().to_string();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    let port: u16 = url
-        .trim_end_matches('/')
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = port_of(&url);
 
     // A state-changing request without the page's token is refused and changes nothing.
     let body = "decision=keep-both";
