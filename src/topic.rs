@@ -348,6 +348,7 @@ impl Topic {
         for (key, v) in [
             ("resemblance", d.resemblance),
             ("containment", d.containment),
+            ("passage_share", d.passage_share),
         ] {
             if !(v > 0.0 && v <= 1.0) {
                 let (l, c) = here(key);
@@ -357,6 +358,14 @@ impl Topic {
                     format!("dedup.{key} must be in (0, 1], got {v}"),
                 ));
             }
+        }
+        if d.verify_from.is_nan() || d.verify_from < 0.0 {
+            let (l, c) = here("verify_from");
+            return Err(err_at(
+                l,
+                c,
+                format!("dedup.verify_from must be 0 or more, got {}", d.verify_from),
+            ));
         }
         if let Err(e) = crate::sign::build_detector(d) {
             let (l, c) = here("dedup");

@@ -15,7 +15,7 @@ use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
-use crate::sign::{build_detector, CorpusStats, Detector, Thresholds, Verdict};
+use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
 use crate::store::{Document, Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
@@ -131,7 +131,7 @@ fn build_in(
     )?;
 
     let started = std::time::Instant::now();
-    dedup_all(&mut store, run, &stop, &mut detector, &thresholds)?;
+    dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup)?;
     let totals = collection::write_collection(&store, topic, &out)?;
     progress.stage(
         "dedup",
@@ -182,14 +182,14 @@ fn dedup_all(
     run: i64,
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
-    thresholds: &Thresholds,
+    settings: &DedupSettings,
 ) -> Result<()> {
     let docs: Vec<Document> = store
         .documents(None)?
         .into_iter()
         .filter(|d| !d.status.is_filtered_out())
         .collect();
-    let pairs = pairs_among(store, &docs, stop, detector, thresholds)?;
+    let pairs = pairs_among(store, &docs, stop, detector, settings)?;
     let candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
@@ -205,7 +205,7 @@ fn pairs_among(
     docs: &[Document],
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
-    thresholds: &Thresholds,
+    settings: &DedupSettings,
 ) -> Result<Vec<Pair>> {
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
         sign_with_stats(docs, stop, detector)
@@ -225,19 +225,22 @@ fn pairs_among(
             .collect()
     };
     let detector: &dyn Detector = detector.as_ref();
-    let full = dedup::full_detector(detector);
-    let pairs = dedup::find_pairs(&sigs, sigs.len(), detector, thresholds, &mut |need| {
-        Ok(need
-            .par_iter()
-            .map_init(
-                || (Canonicalizer::new(stop), CanonText::default()),
-                |(c, buf), &i| {
-                    c.canonicalize_into(&docs[i as usize].text, buf);
-                    (i, full.sign(buf))
-                },
-            )
-            .collect())
-    })?;
+    let pairs = dedup::find_pairs(
+        &sigs,
+        sigs.len(),
+        detector,
+        &settings.thresholds(),
+        &settings.grey_zone(),
+        &mut |need| {
+            Ok(need
+                .par_iter()
+                .map_init(
+                    || Canonicalizer::new(stop),
+                    |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
+                )
+                .collect())
+        },
+    )?;
     Ok(pairs)
 }
 

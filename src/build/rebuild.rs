@@ -134,8 +134,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             .filter(|d| !d.text.is_empty() && !d.status.is_filtered_out())
             .cloned()
             .collect();
-        let thresholds = topic.dedup.thresholds();
-        let pairs = pairs_among(&store, &with_text, &stop, &mut detector, &thresholds)?;
+        let pairs = pairs_among(&store, &with_text, &stop, &mut detector, &topic.dedup)?;
         let stored: Vec<_> = pairs
             .iter()
             .filter(|p| matches!(p.verdict, Verdict::Duplicate | Verdict::Contained))

@@ -11,7 +11,7 @@ use super::{candidate, default_out_dir, detector_of, settle};
 use crate::canon::{Canonicalizer, StopWords};
 use crate::collection;
 use crate::dedup::{self, Candidate, Standing};
-use crate::sign::{Detector, Thresholds, Verdict};
+use crate::sign::{DedupSettings, Detector, Verdict};
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
 use crate::testhooks;
@@ -137,7 +137,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         run,
         &stop,
         detector.as_ref(),
-        &topic.dedup.thresholds(),
+        &topic.dedup,
         opts.lookup,
     )?;
     let compare_seconds = started.elapsed().as_secs_f64();
@@ -184,7 +184,7 @@ fn settle_pending(
     run: i64,
     stop: &StopWords,
     detector: &dyn Detector,
-    thresholds: &Thresholds,
+    settings: &DedupSettings,
     lookup: Lookup,
 ) -> Result<Settled> {
     let docs = store.documents(Some(Status::Pending))?;
@@ -217,25 +217,31 @@ fn settle_pending(
     }
     let n_new = docs.len();
     sigs.extend(partners.iter().map(|p| p.sig.clone()));
-    let full = dedup::full_detector(detector);
-    let pairs = dedup::find_pairs(&sigs, n_new, detector, thresholds, &mut |need| {
-        let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
-        for &i in need {
-            let i_new = i as usize;
-            if i_new < n_new {
-                texts.push((i, docs[i_new].text.clone()));
-            } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
-                texts.push((i, t));
+    let pairs = dedup::find_pairs(
+        &sigs,
+        n_new,
+        detector,
+        &settings.thresholds(),
+        &settings.grey_zone(),
+        &mut |need| {
+            let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
+            for &i in need {
+                let i_new = i as usize;
+                if i_new < n_new {
+                    texts.push((i, docs[i_new].text.clone()));
+                } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
+                    texts.push((i, t));
+                }
             }
-        }
-        Ok(texts
-            .par_iter()
-            .map_init(
-                || Canonicalizer::new(stop),
-                |c, (i, text)| (*i, full.sign(&c.canonicalize(text))),
-            )
-            .collect())
-    })?;
+            Ok(texts
+                .par_iter()
+                .map_init(
+                    || Canonicalizer::new(stop),
+                    |c, (i, text)| (*i, c.canonicalize(text)),
+                )
+                .collect())
+        },
+    )?;
     let (outcomes, mut stored) = settle(&candidates, &pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
     let duplicates = outcomes

@@ -170,6 +170,20 @@ struct DedupArgs {
     /// mod-m: texts with fewer sampled fingerprints keep their full index (0: never).
     #[arg(long, default_value_t = DedupSettings::default().min_elements)]
     min_elements: usize,
+    /// Grey zone: pairs below the thresholds scoring at least this on their signatures are
+    /// re-scored on the full texts (above 1: none).
+    #[arg(long, default_value_t = DedupSettings::default().verify_from)]
+    verify_from: f64,
+    /// Grey zone: words a shared run must span to count as a copied passage (0: no passages).
+    #[arg(long, default_value_t = DedupSettings::default().passage_words)]
+    passage_words: usize,
+    /// Grey zone: share of the shorter text in copied passages that makes a pair contained.
+    #[arg(long, default_value_t = DedupSettings::default().passage_share)]
+    passage_share: f64,
+    /// Grey zone: a shingle in more than this many of the texts verified together is
+    /// boilerplate, never part of a copied passage.
+    #[arg(long, default_value_t = DedupSettings::default().passage_common)]
+    passage_common: usize,
     /// Print every pair sharing a signature element, with its verdict.
     #[arg(long)]
     all_pairs: bool,
@@ -197,6 +211,10 @@ impl DedupArgs {
                 .unwrap_or(DedupSettings::default().containment),
             min_elements: self.min_elements,
             agree: self.agree,
+            verify_from: self.verify_from,
+            passage_words: self.passage_words,
+            passage_share: self.passage_share,
+            passage_common: self.passage_common,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! read in chunks so that only signatures stay in memory, and read a second time for the few
 //! documents whose full shingle index the small-signature rule needs.
 
-use super::{find_pairs, full_detector, FullIndexes, Pair};
+use super::{find_pairs, FullTexts, Pair};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
@@ -204,28 +204,29 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     })?;
     summary.documents = ids.len();
     let detector = detector.as_ref();
-    let full = full_detector(detector);
     let pairs = find_pairs(
         &sigs,
         sigs.len(),
         detector,
         &opts.settings.thresholds(),
-        // A second pass over the input: full indexes only for the documents that need them.
+        &opts.settings.grey_zone(),
+        // A second pass over the input: texts only for the documents that need them.
         &mut |need| {
             let want: FxHashSet<usize> = need.iter().map(|&i| i as usize).collect();
-            let mut index = FullIndexes::default();
+            let mut texts = FullTexts::default();
             read_chunks(&opts.input, |chunk| {
-                let chunk: Vec<_> = chunk
-                    .into_iter()
+                let canons: Vec<(u32, CanonText)> = chunk
+                    .par_iter()
                     .filter(|(i, _, _)| want.contains(i))
+                    .map_init(
+                        || Canonicalizer::new(&stop),
+                        |c, (i, _, text)| (*i as u32, c.canonicalize(text)),
+                    )
                     .collect();
-                let full_sigs = sign_chunk(&chunk, &stop, &full);
-                for ((i, _, _), sig) in chunk.iter().zip(full_sigs) {
-                    index.insert(*i as u32, sig);
-                }
+                texts.extend(canons);
                 Ok(())
             })?;
-            Ok(index)
+            Ok(texts)
         },
     )?;
     summary.candidate_pairs = pairs.len();

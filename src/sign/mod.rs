@@ -16,6 +16,7 @@ mod megashingles;
 mod minn;
 mod modm;
 mod optfreq;
+mod passages;
 mod postings;
 mod prefilter2;
 mod settings;
@@ -37,6 +38,7 @@ pub use megashingles::Megashingles;
 pub use minn::MinN;
 pub use modm::ModM;
 pub use optfreq::OptFreq;
+pub use passages::ShingleSeq;
 pub use postings::{shared_pairs, Postings};
 pub use prefilter2::Prefilter2;
 pub use settings::DedupSettings;
@@ -126,6 +128,38 @@ pub struct Thresholds {
     pub resemblance: f64,
     /// Containment at or above which a pair is flagged as contained.
     pub containment: f64,
+}
+
+/// Which pairs below the thresholds are re-scored on the full texts, and the passage rule that
+/// can raise them to `contained` (docs/method.md §4.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GreyZone {
+    /// Signature resemblance or containment from which a `different` pair is verified.
+    pub from: f64,
+    /// Words a copied passage spans at least.
+    pub passage_words: usize,
+    /// Share of the shorter text in copied passages that makes the pair `contained`.
+    pub passage_share: f64,
+    /// A shingle in more than this many of the texts verified together is boilerplate (a
+    /// footer, a template sentence), never part of a copied passage.
+    pub passage_common: usize,
+}
+
+impl GreyZone {
+    /// Whether a pair with these signature scores and verdict is in the grey zone.
+    pub fn holds(&self, s: &Scores, v: Verdict) -> bool {
+        v == Verdict::Different && s.resemblance.max(s.max_containment()) >= self.from
+    }
+
+    /// The verdict on verified scores, raised to `contained` by copied passages.
+    pub fn judge(&self, full: &dyn Detector, s: &Scores, copied: f64, t: &Thresholds) -> Verdict {
+        match full.judge(s, t) {
+            Verdict::Different if self.passage_words > 0 && copied >= self.passage_share => {
+                Verdict::Contained
+            }
+            v => v,
+        }
+    }
 }
 
 /// A near-duplicate detector: how a canonical text becomes a signature and how pairs are judged.

@@ -9,7 +9,7 @@ use crate::dedup::{self, Pair};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, read_text_file};
 use crate::sign::{
-    build_detector, CorpusStats, DedupSettings, Detector, Full, Thresholds, Verdict,
+    build_detector, CorpusStats, DedupSettings, Detector, GreyZone, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
@@ -192,8 +192,10 @@ pub struct MethodRun {
     pub detector: Box<dyn Detector>,
     /// Signatures by document.
     pub sigs: Vec<Vec<u64>>,
-    /// Candidate pairs; `verified` ones carry full-index scores.
+    /// Candidate pairs; `verified` ones carry full-index scores and copied passages.
     pub pairs: Vec<Pair>,
+    /// The grey-zone rule the verified pairs are judged by.
+    pub grey: GreyZone,
 }
 
 /// Runs one detector over in-memory documents: statistics, signatures, pairs, verification.
@@ -216,22 +218,23 @@ pub fn run_method(docs: &[Doc], settings: &DedupSettings, stop: &StopWords) -> R
         .zip(&canon)
         .map(|(d, c)| det.sign_doc(&d.text, c))
         .collect();
-    let full = dedup::full_detector(det);
     // The lowest thresholds any caller uses; verdicts are recomputed per threshold later.
     let lowest = Thresholds {
         resemblance: 0.5,
         containment: 0.5,
     };
-    let pairs = dedup::find_pairs(&sigs, sigs.len(), det, &lowest, &mut |need| {
+    let grey = settings.grey_zone();
+    let pairs = dedup::find_pairs(&sigs, sigs.len(), det, &lowest, &grey, &mut |need| {
         Ok(need
             .iter()
-            .map(|&i| (i, full.sign(&canon[i as usize])))
+            .map(|&i| (i, canon[i as usize].clone()))
             .collect())
     })?;
     Ok(MethodRun {
         detector,
         sigs,
         pairs,
+        grey,
     })
 }
 
@@ -239,7 +242,8 @@ impl MethodRun {
     /// The verdict of pair `p` at thresholds `t`.
     pub fn verdict(&self, p: &Pair, t: &Thresholds) -> Verdict {
         if p.verified {
-            Full::new(self.detector.shingle()).judge(&p.scores, t)
+            let full = dedup::full_detector(self.detector.as_ref());
+            self.grey.judge(&full, &p.scores, p.copied, t)
         } else {
             // Unsure pairs were all verified, so the scores alone decide.
             self.detector.judge(&p.scores, t)
