@@ -95,26 +95,29 @@ fn build_in(
     let mut store = Store::open(&store_path)?;
     let mut detector = detector_of(topic)?;
     if let Some(key) = store.meta("detector")? {
-        if key != detector.key() {
+        if key != topic.dedup.signature_key(detector.as_ref()) {
             bail!(
                 "{}: an interrupted build used detector {key}, the topic now asks for {}; rerun with --force",
                 store_path.display(),
-                detector.key()
+                topic.dedup.signature_key(detector.as_ref())
             );
         }
     }
     store.set_meta("topic", &topic.name)?;
-    store.set_meta("detector", &detector.key())?;
+    store.set_meta("detector", &topic.dedup.signature_key(detector.as_ref()))?;
     store.set_meta("build_state", "in-progress")?;
     let thresholds = topic.dedup.thresholds();
     let params = serde_json::json!({
-        "topic": topic.name, "detector": detector.key(),
+        "topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref()),
         "resemblance": thresholds.resemblance, "containment": thresholds.containment,
         "min_words": topic.filter.min_words, "resumed": resumed,
     });
     let run = store.begin_run("build", &params.to_string())?;
 
-    let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
     let ingested = ingest::store_new_documents(
         topic,

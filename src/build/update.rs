@@ -89,12 +89,12 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     }
     let detector = detector_of(topic)?;
     if let Some(key) = store.meta("detector")? {
-        if key != detector.key() {
+        if key != topic.dedup.signature_key(detector.as_ref()) {
             return Err(crate::error::bad_input(format!(
                 "{}: the collection was built with detector {key}, the topic now asks for {}; \
                  signatures would not compare (rebuild with `collect build --force`)",
                 store_path.display(),
-                detector.key()
+                topic.dedup.signature_key(detector.as_ref())
             )));
         }
     }
@@ -106,10 +106,13 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         store.forget_listings()?;
     }
     store.set_meta("update_state", "in-progress")?;
-    let params = serde_json::json!({"topic": topic.name, "detector": detector.key()});
+    let params = serde_json::json!({"topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref())});
     let run = store.begin_run("update", &params.to_string())?;
 
-    let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
     let mut first_batch = true;
     let ingested = ingest::store_new_documents(

@@ -47,12 +47,16 @@ pub struct EvalArgs {
     /// Stop-word languages, comma-separated.
     #[arg(long, default_value = "ru,en", value_delimiter = ',')]
     stop_langs: Vec<String>,
+    /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
+    #[arg(long)]
+    stem: bool,
 }
 
-fn params(method: &str, agree: usize) -> DedupSettings {
+fn params(method: &str, agree: usize, stem: bool) -> DedupSettings {
     DedupSettings {
         method: method.to_string(),
         agree,
+        stem,
         ..Default::default()
     }
 }
@@ -63,7 +67,12 @@ pub fn run(a: &EvalArgs, json: bool, quiet: bool) -> Result<()> {
     if a.folds < 2 {
         return Err(bad_input("--folds must be at least 2"));
     }
-    let stop = StopWords::for_languages(&a.stop_langs).map_err(bad_input)?;
+    let stop = DedupSettings {
+        stem: a.stem,
+        ..Default::default()
+    }
+    .canon_words(&a.stop_langs)
+    .map_err(bad_input)?;
     let docs = eval::load_docs(&a.docs)?;
     let labels = eval::load_labels(&a.pairs, a.positive.as_deref())?;
     let ids: FxHashSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
@@ -110,7 +119,7 @@ pub fn run(a: &EvalArgs, json: bool, quiet: bool) -> Result<()> {
             };
             rows.push(eval_svm(model, &docs, &labels, &stop));
         } else {
-            let run = eval::run_method(&docs, &params(m, a.agree), &stop)?;
+            let run = eval::run_method(&docs, &params(m, a.agree, a.stem), &stop)?;
             rows.extend(eval::eval_method(
                 &run,
                 m,
@@ -207,7 +216,7 @@ pub fn run_relation(path: &Path, method: &str, a: &RelationArgs, json: bool) -> 
     };
     let s = crate::workbench::relation::analyse(
         &docs,
-        &params(method, a.agree),
+        &params(method, a.agree, false),
         StopWords::default_shared(),
         &t,
         a.min_shared,

@@ -184,6 +184,9 @@ struct DedupArgs {
     /// boilerplate, never part of a copied passage.
     #[arg(long, default_value_t = DedupSettings::default().passage_common)]
     passage_common: usize,
+    /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
+    #[arg(long)]
+    stem: bool,
     /// Print every pair sharing a signature element, with its verdict.
     #[arg(long)]
     all_pairs: bool,
@@ -215,6 +218,7 @@ impl DedupArgs {
             passage_words: self.passage_words,
             passage_share: self.passage_share,
             passage_common: self.passage_common,
+            stem: self.stem,
         }
     }
 }

@@ -177,7 +177,10 @@ fn sign_chunk(
 /// Runs the engine over the input.
 pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let mut detector = build_detector(&opts.settings).map_err(bad_input)?;
-    let stop = StopWords::for_languages(&opts.stop_langs).map_err(bad_input)?;
+    let stop = opts
+        .settings
+        .canon_words(&opts.stop_langs)
+        .map_err(bad_input)?;
     if detector.needs_stats() {
         let stats = gather_stats(&opts.input, &stop, detector.as_ref())?;
         detector.prepare(std::sync::Arc::new(stats));

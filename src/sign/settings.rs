@@ -2,7 +2,8 @@
 //! defaults in this one place. The topic file's `dedup` section, the flags of `collect dedup`
 //! and `collect eval`, and the header a collection keeps all read into this struct.
 
-use super::{GreyZone, Thresholds};
+use super::{Detector, GreyZone, Thresholds};
+use crate::canon::StopWords;
 use serde::{Deserialize, Serialize};
 
 /// Detector, parameters and thresholds (docs/method.md §5 gives the reasons for the defaults).
@@ -41,6 +42,8 @@ pub struct DedupSettings {
     /// Grey zone: a shingle in more than this many of the texts verified together is
     /// boilerplate (a footer, a template sentence), never part of a copied passage.
     pub passage_common: usize,
+    /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
+    pub stem: bool,
 }
 
 impl Default for DedupSettings {
@@ -60,6 +63,7 @@ impl Default for DedupSettings {
             passage_words: 12,
             passage_share: 0.1,
             passage_common: 20,
+            stem: false,
         }
     }
 }
@@ -73,6 +77,21 @@ impl DedupSettings {
         }
     }
 
+    /// The canonical form's word list for `langs`: their stop words, stemming as set.
+    pub fn canon_words(&self, langs: &[String]) -> Result<StopWords, String> {
+        Ok(StopWords::for_languages(langs)?.with_stemming(self.stem))
+    }
+
+    /// What a store records of how its signatures were made: the detector's key, and the
+    /// stemming that changes every signature (absent when off, so older stores still match).
+    pub fn signature_key(&self, detector: &dyn Detector) -> String {
+        if self.stem {
+            format!("{}:stem", detector.key())
+        } else {
+            detector.key()
+        }
+    }
+
     /// The grey-zone rule pairs below the thresholds are verified by.
     pub fn grey_zone(&self) -> GreyZone {
         GreyZone {
@@ -81,5 +100,24 @@ impl DedupSettings {
             passage_share: self.passage_share,
             passage_common: self.passage_common,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stemming_changes_the_stored_key_only_when_on() {
+        let off = DedupSettings::default();
+        let det = super::super::build_detector(&off).unwrap();
+        assert_eq!(off.signature_key(det.as_ref()), det.key());
+        let on = DedupSettings {
+            stem: true,
+            ..Default::default()
+        };
+        assert_eq!(on.signature_key(det.as_ref()), format!("{}:stem", det.key()));
+        assert!(on.canon_words(&["ru".into()]).unwrap().stems());
+        assert!(!off.canon_words(&["ru".into()]).unwrap().stems());
     }
 }

@@ -152,6 +152,11 @@ const KEYS: &[(&str, &str, &str)] = &[
         "grey zone: a shingle in more of the texts verified together is boilerplate, not a copy",
     ),
     (
+        "dedup",
+        "stem",
+        "canonical words are Snowball stems (ru/en); changes every signature",
+    ),
+    (
         "crawl",
         "per_host_rps",
         "requests per second to one host (a slower robots.txt Crawl-delay wins)",
