@@ -116,7 +116,10 @@ mod tests {
             stem: true,
             ..Default::default()
         };
-        assert_eq!(on.signature_key(det.as_ref()), format!("{}:stem", det.key()));
+        assert_eq!(
+            on.signature_key(det.as_ref()),
+            format!("{}:stem", det.key())
+        );
         assert!(on.canon_words(&["ru".into()]).unwrap().stems());
         assert!(!off.canon_words(&["ru".into()]).unwrap().stems());
     }

@@ -54,6 +54,33 @@ fn eval_table_matches_the_fixture() {
 }
 
 #[test]
+fn by_label_counts_flagged_pairs_and_the_grey_zone_flags_turn_it_off() {
+    let run_at = |extra: &[&str]| {
+        let mut more = vec!["--method", "modm", "--thresholds", "0.6", "--by-label"];
+        more.extend(extra);
+        let args = eval_args(&more);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, out, err) = collect(&args);
+        assert!(ok, "{err}");
+        out
+    };
+    // At 0.6 one `cut` answer is flagged only for the passage it pastes from the source.
+    let with = run_at(&[]);
+    for row in [
+        "| modm | 0.60 | cut | 2 | 2 | 0 |",
+        "| modm | 0.60 | non | 5 | 0 | 0 |",
+        "| modm | 0.60 | light | 2 | 1 | 1 |",
+    ] {
+        assert!(with.contains(row), "missing {row} in\n{with}");
+    }
+    let without = run_at(&["--verify-from", "2", "--passage-words", "0"]);
+    assert!(
+        without.contains("| modm | 0.60 | cut | 2 | 1 | 0 |"),
+        "{without}"
+    );
+}
+
+#[test]
 fn every_method_runs_and_json_has_rows() {
     let args = eval_args(&["--method", "all", "--thresholds", "0.5"]);
     let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
