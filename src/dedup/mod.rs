@@ -60,13 +60,17 @@ pub fn find_pairs(
     drop(shared);
     // The grey zone needs containment; detectors without it judge on their own terms.
     let grey = (detector.uses_thresholds() && detector.supports_containment()).then_some(grey);
-    let need = docs_to_verify(&pairs, grey);
+    let triage = Triage {
+        grey,
+        exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
+        shingle: detector.shingle(),
+    };
+    let need = docs_to_verify(&pairs, &triage);
     if !need.is_empty() {
         let texts = full_texts(&need)?;
-        let shingle = detector.shingle();
         let mut seqs: FxHashMap<u32, ShingleSeq> = texts
             .into_par_iter()
-            .map(|(i, t)| (i, ShingleSeq::new(&t, shingle)))
+            .map(|(i, t)| (i, ShingleSeq::new(&t, triage.shingle)))
             .collect();
         if let Some(g) = grey.filter(|g| g.passage_words > 0) {
             mark_boilerplate(&mut seqs, g.passage_common);
@@ -76,18 +80,46 @@ pub fn find_pairs(
             &seqs,
             &full_detector(detector),
             thresholds,
-            grey,
+            &triage,
         );
     }
     Ok(pairs)
 }
 
-/// Whether a pair judged on its signatures is re-scored on the full texts.
-fn needs_verifying(p: &Pair, grey: Option<&GreyZone>) -> bool {
-    p.verdict == Verdict::Unsure || grey.is_some_and(|g| g.holds(&p.scores, p.verdict))
+/// Which pairs judged on their signatures are re-scored on the full texts.
+struct Triage<'a> {
+    grey: Option<&'a GreyZone>,
+    /// By document: whether its signature is a full index.
+    exact: Vec<bool>,
+    shingle: usize,
 }
 
-/// The detector that signs and judges full shingle indexes for `detector`'s unsure pairs.
+impl Triage<'_> {
+    /// Whether both signatures of the pair are full indexes.
+    fn both_exact(&self, p: &Pair) -> bool {
+        self.exact[p.a as usize] && self.exact[p.b as usize]
+    }
+
+    /// `unsure` pairs, and grey-zone pairs that the full texts can still change: a pair of two
+    /// full indexes already has its exact scores, and sharing fewer shingles than one copied
+    /// passage spans, it cannot have one.
+    fn needs(&self, p: &Pair) -> bool {
+        if p.verdict == Verdict::Unsure {
+            return true;
+        }
+        let Some(g) = self.grey.filter(|g| g.holds(&p.scores, p.verdict)) else {
+            return false;
+        };
+        let both_exact = self.both_exact(p);
+        let passage_shingles = g
+            .passage_words
+            .saturating_sub(self.shingle.saturating_sub(1))
+            .max(1);
+        !(both_exact && (g.passage_words == 0 || (p.scores.inter as usize) < passage_shingles))
+    }
+}
+
+/// The detector that signs and judges full shingle indexes for `detector`'s verified pairs.
 pub fn full_detector(detector: &dyn Detector) -> Full {
     Full::new(detector.shingle())
 }
@@ -145,19 +177,22 @@ fn verify(
     seqs: &FxHashMap<u32, ShingleSeq>,
     full: &Full,
     thresholds: &Thresholds,
-    grey: Option<&GreyZone>,
+    triage: &Triage,
 ) {
     pairs.par_iter_mut().for_each(|p| {
-        if !needs_verifying(p, grey) {
+        if !triage.needs(p) {
             return;
         }
         let (Some(sa), Some(sb)) = (seqs.get(&p.a), seqs.get(&p.b)) else {
             return;
         };
-        let (fa, fb) = (sa.set(), sb.set());
-        p.scores = full.scores(fa, fb, intersection_size(fa, fb));
+        // Two full indexes were scored exactly on their signatures already.
+        if !triage.both_exact(p) {
+            let (fa, fb) = (sa.set(), sb.set());
+            p.scores = full.scores(fa, fb, intersection_size(fa, fb));
+        }
         p.verified = true;
-        p.verdict = match grey {
+        p.verdict = match triage.grey {
             Some(g) if g.passage_words > 0 => {
                 let (short, long) = if sa.words() <= sb.words() {
                     (sa, sb)
@@ -173,10 +208,10 @@ fn verify(
 }
 
 /// Documents of the pairs that need verifying.
-fn docs_to_verify(pairs: &[Pair], grey: Option<&GreyZone>) -> Vec<u32> {
+fn docs_to_verify(pairs: &[Pair], triage: &Triage) -> Vec<u32> {
     let mut docs: Vec<u32> = pairs
         .iter()
-        .filter(|p| needs_verifying(p, grey))
+        .filter(|p| triage.needs(p))
         .flat_map(|p| [p.a, p.b])
         .collect();
     docs.sort_unstable();

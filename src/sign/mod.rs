@@ -131,7 +131,7 @@ pub struct Thresholds {
 }
 
 /// Which pairs below the thresholds are re-scored on the full texts, and the passage rule that
-/// can raise them to `contained` (docs/method.md §4.3).
+/// can raise them to `contained` (docs/method.md §6.1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GreyZone {
     /// Signature resemblance or containment from which a `different` pair is verified.
@@ -180,6 +180,12 @@ pub trait Detector: Send + Sync {
     /// Whether containment can be estimated from this signature.
     fn supports_containment(&self) -> bool {
         true
+    }
+
+    /// Whether `sig` holds every shingle fingerprint of its text, so that set scores on it
+    /// are exact (a full index).
+    fn is_exact(&self, _sig: &[u64]) -> bool {
+        false
     }
 
     /// Scores of a pair from both signatures and their intersection size.

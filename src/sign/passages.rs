@@ -1,4 +1,4 @@
-//! Copied passages (docs/method.md §4.3): runs of consecutive words of one text whose every
+//! Copied passages (docs/method.md §6.1): runs of consecutive words of one text whose every
 //! shingle is also in the other text. A pasted passage survives as one long run; a rewording
 //! breaks runs every few words, and two texts on one topic share runs of a few words only.
 
