@@ -375,6 +375,22 @@ mod tests {
     }
 
     #[test]
+    fn full_index_pairs_too_close_for_a_passage_are_not_verified() {
+        // 8 shared words (5 shingles) of 30: containment 5/27 is in the grey zone, but no run
+        // of 12 words can be shared, and the scores of two full indexes are exact already.
+        let a = format!("{} {}", words(0..8, "s"), words(0..22, "a"));
+        let b = format!("{} {}", words(0..8, "s"), words(0..22, "b"));
+        let (pairs, asked) = pairs_of(&[a, b], &Full::new(4), &grey());
+        assert!(asked.is_empty());
+        assert_eq!(pairs[0].scores.inter, 5);
+        assert_eq!(
+            (pairs[0].verdict, pairs[0].verified),
+            (Verdict::Different, false)
+        );
+        assert!(ModM::new(4, 25, 8).is_exact(&ModM::new(4, 25, 8).sign(&canon(&words(0..30, "s")))));
+    }
+
+    #[test]
     fn queries_leave_pairs_of_later_documents_out() {
         let sigs = vec![
             (0..10).collect::<Vec<u64>>(),
