@@ -222,7 +222,7 @@ fn docs_to_verify(pairs: &[Pair], triage: &Triage) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sign::test_support::canon;
+    use crate::sign::test_support::{between, canon, reworded, words};
     use crate::sign::ModM;
 
     fn thresholds() -> Thresholds {
@@ -243,13 +243,6 @@ mod tests {
 
     fn no_texts(_: &[u32]) -> Result<FullTexts> {
         Ok(FullTexts::default())
-    }
-
-    fn words(range: std::ops::Range<usize>, prefix: &str) -> String {
-        range
-            .map(|i| format!("{prefix}{i}"))
-            .collect::<Vec<_>>()
-            .join(" ")
     }
 
     /// Runs the engine over texts held in memory, with `det`'s signatures.
@@ -327,29 +320,10 @@ mod tests {
         let det = Full::new(4);
         let source = words(0..200, "s");
         // One pasted passage of 20 words in 100: containment 17/97, under the thresholds.
-        let pasted = format!(
-            "{} {} {}",
-            words(0..40, "a"),
-            words(50..70, "s"),
-            words(40..80, "a")
-        );
+        let pasted = between("a", 40, &words(50..70, "s"), 40);
         // 80 source words reworded every eighth word: containment 40/157, but runs of 7 words.
-        let reworded: Vec<String> = (50..130)
-            .map(|i| {
-                if i % 8 == 7 {
-                    format!("r{i}")
-                } else {
-                    format!("s{i}")
-                }
-            })
-            .collect();
-        let reworded = format!(
-            "{} {} {}",
-            words(0..40, "b"),
-            reworded.join(" "),
-            words(40..80, "b")
-        );
-        let texts = [source, pasted, reworded];
+        let rewritten = between("b", 40, &reworded(50..130, 8), 40);
+        let texts = [source, pasted, rewritten];
         let (pairs, _) = pairs_of(&texts, &det, &grey());
         let by_pair: Vec<(u32, u32, Verdict, bool)> = pairs
             .iter()

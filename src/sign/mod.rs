@@ -417,6 +417,39 @@ pub(crate) mod test_support {
         let stop = StopWords::none();
         Canonicalizer::new(&stop).canonicalize(text)
     }
+
+    /// Words `{prefix}{i}` for `i` in `range`, space-separated: texts whose overlaps tests set.
+    pub fn words(range: std::ops::Range<usize>, prefix: &str) -> String {
+        range
+            .map(|i| format!("{prefix}{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// `middle` between `before` and `after` words of the text's own (prefix `own`): a passage
+    /// pasted into another text.
+    pub fn between(own: &str, before: usize, middle: &str, after: usize) -> String {
+        format!(
+            "{} {middle} {}",
+            words(0..before, own),
+            words(before..before + after, own)
+        )
+    }
+
+    /// [`words`] with `s` prefixes, every `every`-th word replaced by an `r` word: a copy
+    /// reworded often enough that no shared run is longer than `every - 1` words.
+    pub fn reworded(range: std::ops::Range<usize>, every: usize) -> String {
+        range
+            .map(|i| {
+                if i % every == every - 1 {
+                    format!("r{i}")
+                } else {
+                    format!("s{i}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 #[cfg(test)]

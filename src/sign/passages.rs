@@ -84,30 +84,18 @@ impl ShingleSeq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sign::test_support::canon;
+    use crate::sign::test_support::{between, canon, reworded, words};
     use crate::sign::{Detector, Full};
 
     fn seq(text: &str) -> ShingleSeq {
         ShingleSeq::new(&canon(text), 4)
     }
 
-    fn words(range: std::ops::Range<usize>, prefix: &str) -> String {
-        range
-            .map(|i| format!("{prefix}{i}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
     #[test]
     fn a_pasted_passage_counts_its_words() {
         // 20 words of the source pasted between 30 words of its own.
         let source = words(0..100, "s");
-        let answer = format!(
-            "{} {} {}",
-            words(0..15, "x"),
-            words(40..60, "s"),
-            words(15..30, "x")
-        );
+        let answer = between("x", 15, &words(40..60, "s"), 15);
         let s = seq(&answer).copied_share(&seq(&source), 12);
         assert!((s - 20.0 / 50.0).abs() < 1e-12, "{s}");
         // The same passage made of boilerplate shingles is no copy.
@@ -122,16 +110,7 @@ mod tests {
     fn reworded_every_few_words_breaks_the_runs() {
         let source = words(0..100, "s");
         // Every sixth word replaced: runs of five words, each under the minimum.
-        let answer: Vec<String> = (0..60)
-            .map(|i| {
-                if i % 6 == 5 {
-                    format!("r{i}")
-                } else {
-                    format!("s{i}")
-                }
-            })
-            .collect();
-        let answer = seq(&answer.join(" "));
+        let answer = seq(&reworded(0..60, 6));
         assert_eq!(answer.copied_share(&seq(&source), 12), 0.0);
         assert!(answer.copied_share(&seq(&source), 4) > 0.5);
     }
