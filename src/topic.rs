@@ -515,6 +515,22 @@ dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.
     }
 
     #[test]
+    fn grey_zone_settings_are_checked_and_read() {
+        let e = parse(&GOOD.replace("containment: 0.6}", "containment: 0.6, passage_share: 0}"))
+            .unwrap_err();
+        assert!(e.message.contains("passage_share"), "{e}");
+        let e = parse(&GOOD.replace("containment: 0.6}", "containment: 0.6, verify_from: -1}"))
+            .unwrap_err();
+        assert!(e.message.contains("verify_from"), "{e}");
+        let t = parse(&GOOD.replace("containment: 0.6}", "containment: 0.6, stem: true}")).unwrap();
+        assert!(t.dedup.stem);
+        assert_eq!(
+            t.dedup.passage_words,
+            DedupSettings::default().passage_words
+        );
+    }
+
+    #[test]
     fn bad_language_points_at_its_line() {
         let e = parse(&GOOD.replace("[ru, en]", "[ru, xx]")).unwrap_err();
         assert_eq!((e.line, e.column), (3, 1));
