@@ -1,16 +1,19 @@
 //! Canonical form of a text (docs/method.md §1): lower-cased words without stop symbols and stop words.
 
+use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashSet;
 use std::sync::OnceLock;
 
 /// Languages whose stop words are removed when no other list is asked for.
 pub const DEFAULT_STOP_LANGS: &[&str] = &["ru", "en"];
 
-/// A stop-word list, looked up once per word on the hot path.
+/// A stop-word list, looked up once per word on the hot path, and the canonical form's one
+/// option, stemming: the two travel together because every canonicalizer is handed this list.
 #[derive(Debug, Clone)]
 pub struct StopWords {
     words: FxHashSet<Box<str>>,
     langs: Vec<String>,
+    stem: bool,
 }
 
 impl StopWords {
@@ -34,7 +37,19 @@ impl StopWords {
         Ok(StopWords {
             words,
             langs: langs.to_vec(),
+            stem: false,
         })
+    }
+
+    /// The same list, with canonical words replaced by their Snowball stems when `on`.
+    pub fn with_stemming(mut self, on: bool) -> Self {
+        self.stem = on;
+        self
+    }
+
+    /// Whether canonical words are stems.
+    pub fn stems(&self) -> bool {
+        self.stem
     }
 
     /// The default Russian + English list, built once per process.
@@ -51,6 +66,7 @@ impl StopWords {
         StopWords {
             words: FxHashSet::default(),
             langs: Vec::new(),
+            stem: false,
         }
     }
 
@@ -91,6 +107,25 @@ fn push_folded(out: &mut String, c: char) {
         // ё and е are used interchangeably in Russian print; folding them makes copies match.
         out.push(if l == 'ё' { 'е' } else { l });
     }
+}
+
+fn stemmer(cyrillic: bool) -> &'static Stemmer {
+    static RU: OnceLock<Stemmer> = OnceLock::new();
+    static EN: OnceLock<Stemmer> = OnceLock::new();
+    if cyrillic {
+        RU.get_or_init(|| Stemmer::create(Algorithm::Russian))
+    } else {
+        EN.get_or_init(|| Stemmer::create(Algorithm::English))
+    }
+}
+
+/// The Snowball stem of one folded word: Russian rules for Cyrillic words, English for the
+/// rest. Chosen by the word's script, not the text's detected language, so that a Russian page
+/// quoting an English name stems it as English, and keywords (too short for language
+/// detection) are stemmed exactly as the texts are.
+pub fn stem(word: &str) -> std::borrow::Cow<'_, str> {
+    let cyrillic = word.chars().any(|c| matches!(c, '\u{0400}'..='\u{04FF}'));
+    stemmer(cyrillic).stem(word)
 }
 
 /// Word characters: letters and digits of any script, plus combining marks that belong to a word.
@@ -215,7 +250,11 @@ impl<'s> Canonicalizer<'s> {
                 out.buf.push(' ');
             }
             out.starts.push(out.buf.len() as u32);
-            out.buf.push_str(&self.word);
+            if self.stop.stem {
+                out.buf.push_str(&stem(&self.word));
+            } else {
+                out.buf.push_str(&self.word);
+            }
         }
         self.word.clear();
     }
@@ -277,6 +316,24 @@ mod tests {
         let t = c.canonicalize("a bb ccc dddd");
         assert_eq!(t.span(1, 2), b"bb ccc");
         assert_eq!(t.span(0, 4), b"a bb ccc dddd");
+    }
+
+    #[test]
+    fn stemming_folds_inflections_after_stop_words() {
+        let stop = StopWords::default_shared().clone().with_stemming(true);
+        let mut c = Canonicalizer::new(&stop);
+        let a: Vec<String> = c
+            .canonicalize("Литовские земли и литовской земле; the breeds")
+            .words()
+            .map(str::to_string)
+            .collect();
+        // «и» and «the» are stop words before stemming; the inflected pairs share a stem.
+        assert_eq!(a.len(), 5);
+        assert_eq!(a[0], a[2]);
+        assert_eq!(a[1], a[3]);
+        assert_eq!(a[4], "breed");
+        assert_eq!(stem("овчарки"), stem("овчарка"));
+        assert_eq!(stem("собаками"), stem("собака"));
     }
 
     #[test]

@@ -348,6 +348,7 @@ impl Topic {
         for (key, v) in [
             ("resemblance", d.resemblance),
             ("containment", d.containment),
+            ("passage_share", d.passage_share),
         ] {
             if !(v > 0.0 && v <= 1.0) {
                 let (l, c) = here(key);
@@ -357,6 +358,14 @@ impl Topic {
                     format!("dedup.{key} must be in (0, 1], got {v}"),
                 ));
             }
+        }
+        if d.verify_from.is_nan() || d.verify_from < 0.0 {
+            let (l, c) = here("verify_from");
+            return Err(err_at(
+                l,
+                c,
+                format!("dedup.verify_from must be 0 or more, got {}", d.verify_from),
+            ));
         }
         if let Err(e) = crate::sign::build_detector(d) {
             let (l, c) = here("dedup");
@@ -503,6 +512,22 @@ dedup: {method: modm, shingle: 4, modulus: 25, resemblance: 0.6, containment: 0.
         let e = parse(&GOOD.replace("resemblance: 0.6", "resemblance: 1.5")).unwrap_err();
         assert_eq!(e.line, 8);
         assert!(e.message.contains("resemblance"), "{e}");
+    }
+
+    #[test]
+    fn grey_zone_settings_are_checked_and_read() {
+        let e = parse(&GOOD.replace("containment: 0.6}", "containment: 0.6, passage_share: 0}"))
+            .unwrap_err();
+        assert!(e.message.contains("passage_share"), "{e}");
+        let e = parse(&GOOD.replace("containment: 0.6}", "containment: 0.6, verify_from: -1}"))
+            .unwrap_err();
+        assert!(e.message.contains("verify_from"), "{e}");
+        let t = parse(&GOOD.replace("containment: 0.6}", "containment: 0.6, stem: true}")).unwrap();
+        assert!(t.dedup.stem);
+        assert_eq!(
+            t.dedup.passage_words,
+            DedupSettings::default().passage_words
+        );
     }
 
     #[test]

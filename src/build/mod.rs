@@ -15,7 +15,7 @@ use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
-use crate::sign::{build_detector, CorpusStats, Detector, Thresholds, Verdict};
+use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
 use crate::store::{Document, Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
@@ -95,26 +95,29 @@ fn build_in(
     let mut store = Store::open(&store_path)?;
     let mut detector = detector_of(topic)?;
     if let Some(key) = store.meta("detector")? {
-        if key != detector.key() {
+        if key != topic.dedup.signature_key(detector.as_ref()) {
             bail!(
                 "{}: an interrupted build used detector {key}, the topic now asks for {}; rerun with --force",
                 store_path.display(),
-                detector.key()
+                topic.dedup.signature_key(detector.as_ref())
             );
         }
     }
     store.set_meta("topic", &topic.name)?;
-    store.set_meta("detector", &detector.key())?;
+    store.set_meta("detector", &topic.dedup.signature_key(detector.as_ref()))?;
     store.set_meta("build_state", "in-progress")?;
     let thresholds = topic.dedup.thresholds();
     let params = serde_json::json!({
-        "topic": topic.name, "detector": detector.key(),
+        "topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref()),
         "resemblance": thresholds.resemblance, "containment": thresholds.containment,
         "min_words": topic.filter.min_words, "resumed": resumed,
     });
     let run = store.begin_run("build", &params.to_string())?;
 
-    let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
     let ingested = ingest::store_new_documents(
         topic,
@@ -131,7 +134,7 @@ fn build_in(
     )?;
 
     let started = std::time::Instant::now();
-    dedup_all(&mut store, run, &stop, &mut detector, &thresholds)?;
+    dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup)?;
     let totals = collection::write_collection(&store, topic, &out)?;
     progress.stage(
         "dedup",
@@ -182,14 +185,14 @@ fn dedup_all(
     run: i64,
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
-    thresholds: &Thresholds,
+    settings: &DedupSettings,
 ) -> Result<()> {
     let docs: Vec<Document> = store
         .documents(None)?
         .into_iter()
         .filter(|d| !d.status.is_filtered_out())
         .collect();
-    let pairs = pairs_among(store, &docs, stop, detector, thresholds)?;
+    let pairs = pairs_among(store, &docs, stop, detector, settings)?;
     let candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
@@ -205,7 +208,7 @@ fn pairs_among(
     docs: &[Document],
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
-    thresholds: &Thresholds,
+    settings: &DedupSettings,
 ) -> Result<Vec<Pair>> {
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
         sign_with_stats(docs, stop, detector)
@@ -225,19 +228,22 @@ fn pairs_among(
             .collect()
     };
     let detector: &dyn Detector = detector.as_ref();
-    let full = dedup::full_detector(detector);
-    let pairs = dedup::find_pairs(&sigs, sigs.len(), detector, thresholds, &mut |need| {
-        Ok(need
-            .par_iter()
-            .map_init(
-                || (Canonicalizer::new(stop), CanonText::default()),
-                |(c, buf), &i| {
-                    c.canonicalize_into(&docs[i as usize].text, buf);
-                    (i, full.sign(buf))
-                },
-            )
-            .collect())
-    })?;
+    let pairs = dedup::find_pairs(
+        &sigs,
+        sigs.len(),
+        detector,
+        &settings.thresholds(),
+        &settings.grey_zone(),
+        &mut |need| {
+            Ok(need
+                .par_iter()
+                .map_init(
+                    || Canonicalizer::new(stop),
+                    |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
+                )
+                .collect())
+        },
+    )?;
     Ok(pairs)
 }
 

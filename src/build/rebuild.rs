@@ -4,7 +4,7 @@
 
 use super::ingest::{Preparer, BATCH};
 use super::{detector_of, pairs_among, stored_pair};
-use crate::canon::{Canonicalizer, StopWords};
+use crate::canon::Canonicalizer;
 use crate::collection::doctor::{diagnose, find_text, read_manifest, ManifestEntry, TextSource};
 use crate::collection::{self, store_path, STORE_FILE};
 use crate::error::bad_input;
@@ -82,16 +82,19 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
     let salvage = Salvage::open(&path);
     let mut detector = detector_of(topic)?;
     if let Some(key) = recorded_detector(dir, &salvage) {
-        if key != detector.key() {
+        if key != topic.dedup.signature_key(detector.as_ref()) {
             return Err(bad_input(format!(
                 "{}: the collection was built with detector {key}, the topic asks for {}; \
                  give the topic file the collection was built from",
                 dir.display(),
-                detector.key()
+                topic.dedup.signature_key(detector.as_ref())
             )));
         }
     }
-    let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
     let mut summary = RebuildSummary {
         rebuilt: true,
         ..RebuildSummary::default()
@@ -109,7 +112,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
         let mut store = Store::open(&tmp)?;
         let run = store.begin_run(
             "doctor-rebuild",
-            &serde_json::json!({"topic": topic.name, "detector": detector.key()}).to_string(),
+            &serde_json::json!({"topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref())}).to_string(),
         )?;
         let preparer = Preparer::of(topic, &stop, detector.as_ref());
         for chunk in docs.chunks(BATCH) {
@@ -134,8 +137,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             .filter(|d| !d.text.is_empty() && !d.status.is_filtered_out())
             .cloned()
             .collect();
-        let thresholds = topic.dedup.thresholds();
-        let pairs = pairs_among(&store, &with_text, &stop, &mut detector, &thresholds)?;
+        let pairs = pairs_among(&store, &with_text, &stop, &mut detector, &topic.dedup)?;
         let stored: Vec<_> = pairs
             .iter()
             .filter(|p| matches!(p.verdict, Verdict::Duplicate | Verdict::Contained))
@@ -150,7 +152,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
         }
         collection::remember_topic(&store, topic)?;
         store.set_meta("topic", &topic.name)?;
-        store.set_meta("detector", &detector.key())?;
+        store.set_meta("detector", &topic.dedup.signature_key(detector.as_ref()))?;
         store.set_meta("build_state", "complete")?;
         store.finish_run(run, "ok")?;
         store.checkpoint()?;

@@ -11,7 +11,7 @@ use super::{candidate, default_out_dir, detector_of, settle};
 use crate::canon::{Canonicalizer, StopWords};
 use crate::collection;
 use crate::dedup::{self, Candidate, Standing};
-use crate::sign::{Detector, Thresholds, Verdict};
+use crate::sign::{DedupSettings, Detector, Verdict};
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
 use crate::testhooks;
@@ -89,12 +89,12 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     }
     let detector = detector_of(topic)?;
     if let Some(key) = store.meta("detector")? {
-        if key != detector.key() {
+        if key != topic.dedup.signature_key(detector.as_ref()) {
             return Err(crate::error::bad_input(format!(
                 "{}: the collection was built with detector {key}, the topic now asks for {}; \
                  signatures would not compare (rebuild with `collect build --force`)",
                 store_path.display(),
-                detector.key()
+                topic.dedup.signature_key(detector.as_ref())
             )));
         }
     }
@@ -106,10 +106,13 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         store.forget_listings()?;
     }
     store.set_meta("update_state", "in-progress")?;
-    let params = serde_json::json!({"topic": topic.name, "detector": detector.key()});
+    let params = serde_json::json!({"topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref())});
     let run = store.begin_run("update", &params.to_string())?;
 
-    let stop = StopWords::for_languages(&topic.languages).map_err(anyhow::Error::msg)?;
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
     let mut first_batch = true;
     let ingested = ingest::store_new_documents(
@@ -137,7 +140,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         run,
         &stop,
         detector.as_ref(),
-        &topic.dedup.thresholds(),
+        &topic.dedup,
         opts.lookup,
     )?;
     let compare_seconds = started.elapsed().as_secs_f64();
@@ -184,7 +187,7 @@ fn settle_pending(
     run: i64,
     stop: &StopWords,
     detector: &dyn Detector,
-    thresholds: &Thresholds,
+    settings: &DedupSettings,
     lookup: Lookup,
 ) -> Result<Settled> {
     let docs = store.documents(Some(Status::Pending))?;
@@ -217,25 +220,31 @@ fn settle_pending(
     }
     let n_new = docs.len();
     sigs.extend(partners.iter().map(|p| p.sig.clone()));
-    let full = dedup::full_detector(detector);
-    let pairs = dedup::find_pairs(&sigs, n_new, detector, thresholds, &mut |need| {
-        let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
-        for &i in need {
-            let i_new = i as usize;
-            if i_new < n_new {
-                texts.push((i, docs[i_new].text.clone()));
-            } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
-                texts.push((i, t));
+    let pairs = dedup::find_pairs(
+        &sigs,
+        n_new,
+        detector,
+        &settings.thresholds(),
+        &settings.grey_zone(),
+        &mut |need| {
+            let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
+            for &i in need {
+                let i_new = i as usize;
+                if i_new < n_new {
+                    texts.push((i, docs[i_new].text.clone()));
+                } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
+                    texts.push((i, t));
+                }
             }
-        }
-        Ok(texts
-            .par_iter()
-            .map_init(
-                || Canonicalizer::new(stop),
-                |c, (i, text)| (*i, full.sign(&c.canonicalize(text))),
-            )
-            .collect())
-    })?;
+            Ok(texts
+                .par_iter()
+                .map_init(
+                    || Canonicalizer::new(stop),
+                    |c, (i, text)| (*i, c.canonicalize(text)),
+                )
+                .collect())
+        },
+    )?;
     let (outcomes, mut stored) = settle(&candidates, &pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
     let duplicates = outcomes

@@ -47,13 +47,18 @@ pub struct EvalArgs {
     /// Stop-word languages, comma-separated.
     #[arg(long, default_value = "ru,en", value_delimiter = ',')]
     stop_langs: Vec<String>,
+    #[command(flatten)]
+    grey: super::GreyArgs,
+    /// Also print, per method and threshold, how many pairs of each label are flagged.
+    #[arg(long)]
+    by_label: bool,
 }
 
-fn params(method: &str, agree: usize) -> DedupSettings {
+fn params(method: &str, agree: usize, base: DedupSettings) -> DedupSettings {
     DedupSettings {
         method: method.to_string(),
         agree,
-        ..Default::default()
+        ..base
     }
 }
 
@@ -63,7 +68,11 @@ pub fn run(a: &EvalArgs, json: bool, quiet: bool) -> Result<()> {
     if a.folds < 2 {
         return Err(bad_input("--folds must be at least 2"));
     }
-    let stop = StopWords::for_languages(&a.stop_langs).map_err(bad_input)?;
+    let stop = a
+        .grey
+        .settings()
+        .canon_words(&a.stop_langs)
+        .map_err(bad_input)?;
     let docs = eval::load_docs(&a.docs)?;
     let labels = eval::load_labels(&a.pairs, a.positive.as_deref())?;
     let ids: FxHashSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
@@ -102,6 +111,7 @@ pub fn run(a: &EvalArgs, json: bool, quiet: bool) -> Result<()> {
         a.method.split(',').map(|s| s.trim().to_string()).collect()
     };
     let mut rows: Vec<Row> = Vec::new();
+    let mut label_rows: Vec<eval::LabelRow> = Vec::new();
     for m in &methods {
         let started = std::time::Instant::now();
         if m == "svm" {
@@ -110,7 +120,7 @@ pub fn run(a: &EvalArgs, json: bool, quiet: bool) -> Result<()> {
             };
             rows.push(eval_svm(model, &docs, &labels, &stop));
         } else {
-            let run = eval::run_method(&docs, &params(m, a.agree), &stop)?;
+            let run = eval::run_method(&docs, &params(m, a.agree, a.grey.settings()), &stop)?;
             rows.extend(eval::eval_method(
                 &run,
                 m,
@@ -119,16 +129,23 @@ pub fn run(a: &EvalArgs, json: bool, quiet: bool) -> Result<()> {
                 &thresholds,
                 a.duplicates_only,
             ));
+            if a.by_label {
+                label_rows.extend(eval::by_label(&run, m, &docs, &labels, &thresholds));
+            }
         }
         if !quiet {
             eprintln!("{m}: {:.2} s", started.elapsed().as_secs_f64());
         }
     }
     if json {
-        let v = serde_json::json!({ "rows": rows, "learning_curve": curve });
+        let v =
+            serde_json::json!({ "rows": rows, "learning_curve": curve, "by_label": label_rows });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", eval::markdown(&rows));
+        if a.by_label {
+            print!("\n{}", eval::label_markdown(&label_rows));
+        }
         if let Some(c) = curve {
             println!("\n| training pairs | F1 all criteria | F1 text cosine only | folds |");
             println!("|---:|---:|---:|---:|");
@@ -207,7 +224,7 @@ pub fn run_relation(path: &Path, method: &str, a: &RelationArgs, json: bool) -> 
     };
     let s = crate::workbench::relation::analyse(
         &docs,
-        &params(method, a.agree),
+        &params(method, a.agree, DedupSettings::default()),
         StopWords::default_shared(),
         &t,
         a.min_shared,

@@ -176,6 +176,8 @@ struct DedupArgs {
     /// mod-m: texts with fewer sampled fingerprints keep their full index (0: never).
     #[arg(long, default_value_t = DedupSettings::default().min_elements)]
     min_elements: usize,
+    #[command(flatten)]
+    grey: GreyArgs,
     /// Print every pair sharing a signature element, with its verdict.
     #[arg(long)]
     all_pairs: bool,
@@ -203,6 +205,44 @@ impl DedupArgs {
                 .unwrap_or(DedupSettings::default().containment),
             min_elements: self.min_elements,
             agree: self.agree,
+            ..self.grey.settings()
+        }
+    }
+}
+
+/// The grey zone's flags and the canonical form's stemming, shared by `collect dedup` and
+/// `collect eval` so that both run the engine with the same options.
+#[derive(Debug, Args)]
+pub struct GreyArgs {
+    /// Grey zone: pairs below the thresholds scoring at least this on their signatures are
+    /// re-scored on the full texts (above 1: none).
+    #[arg(long, default_value_t = DedupSettings::default().verify_from)]
+    verify_from: f64,
+    /// Grey zone: words a shared run must span to count as a copied passage (0: no passages).
+    #[arg(long, default_value_t = DedupSettings::default().passage_words)]
+    passage_words: usize,
+    /// Grey zone: share of the shorter text in copied passages that makes a pair contained.
+    #[arg(long, default_value_t = DedupSettings::default().passage_share)]
+    passage_share: f64,
+    /// Grey zone: a shingle in more than this many of the texts verified together is
+    /// boilerplate, never part of a copied passage.
+    #[arg(long, default_value_t = DedupSettings::default().passage_common)]
+    passage_common: usize,
+    /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
+    #[arg(long)]
+    stem: bool,
+}
+
+impl GreyArgs {
+    /// Default settings with these flags applied.
+    pub fn settings(&self) -> DedupSettings {
+        DedupSettings {
+            verify_from: self.verify_from,
+            passage_words: self.passage_words,
+            passage_share: self.passage_share,
+            passage_common: self.passage_common,
+            stem: self.stem,
+            ..Default::default()
         }
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! One sequence serves every caller (`build`, `update`, `collect dedup`, `collect eval`):
 //! candidate pairs from the signatures ([`Detector::candidate_pairs`]), scores and a verdict
-//! per pair, then the pairs a small signature leaves `unsure` re-scored on full shingle
-//! indexes ([`find_pairs`]). Callers differ only in where the texts for those full indexes
-//! come from (memory, the store, a second pass over the input), so that is a callback. Which
+//! per pair, then the pairs a small signature leaves `unsure` and the pairs of the grey zone
+//! below the thresholds re-scored on the full texts: exact shingle scores, and copied passages
+//! ([`find_pairs`]). Callers differ only in where those texts come from (memory, the store, a
+//! second pass over the input), so that is a callback. Which
 //! copy of a duplicate group stays is [`choose_kept`], for build and update alike.
 
 mod keep;
@@ -12,7 +13,10 @@ pub mod standalone;
 
 pub use keep::{choose_kept, Candidate, Standing};
 
-use crate::sign::{intersection_size, Detector, Full, Scores, Thresholds, Verdict};
+use crate::canon::CanonText;
+use crate::sign::{
+    intersection_size, Detector, Full, GreyZone, Scores, ShingleSeq, Thresholds, Verdict,
+};
 use anyhow::Result;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -26,39 +30,96 @@ pub struct Pair {
     pub b: u32,
     /// Scores on the signatures, or on the full shingle index when `verified`.
     pub scores: Scores,
-    /// The verdict on those scores.
+    /// The verdict on those scores (and, when `verified`, on copied passages).
     pub verdict: Verdict,
-    /// Whether the scores were recomputed on the full shingle index (small signatures).
+    /// Whether the pair was re-scored on the full texts (small signature or grey zone).
     pub verified: bool,
+    /// When `verified`: share of the shorter text's words in passages copied from the other
+    /// (runs of at least [`GreyZone::passage_words`] words); 0 otherwise.
+    pub copied: f64,
 }
 
-/// Full shingle indexes (sorted, repeat-free fingerprints of every shingle) by document index.
-pub type FullIndexes = FxHashMap<u32, Vec<u64>>;
+/// Canonical texts by document index, for the pairs verified on the full texts.
+pub type FullTexts = FxHashMap<u32, CanonText>;
 
 /// All judged pairs among `sigs` that involve one of the first `queries` documents.
 ///
-/// `full_indexes` is asked once, with the sorted indexes of the documents whose pairs are
-/// `unsure`, for their full shingle indexes (signed by [`Full`] with the detector's shingle);
-/// a document it leaves out keeps its pairs `unsure`. Pairs come sorted by `(a, b)`.
+/// `full_texts` is asked once, with the sorted indexes of the documents whose pairs need
+/// verifying (`unsure`, or in the `grey` zone), for their canonical texts; a document it leaves
+/// out keeps its pairs as the signatures judged them. Pairs come sorted by `(a, b)`.
 pub fn find_pairs(
     sigs: &[Vec<u64>],
     queries: usize,
     detector: &dyn Detector,
     thresholds: &Thresholds,
-    full_indexes: &mut dyn FnMut(&[u32]) -> Result<FullIndexes>,
+    grey: &GreyZone,
+    full_texts: &mut dyn FnMut(&[u32]) -> Result<FullTexts>,
 ) -> Result<Vec<Pair>> {
     let shared = detector.candidate_pairs(sigs, queries);
     let mut pairs = judge_pairs(sigs, &shared, detector, thresholds);
     drop(shared);
-    let need = unsure_docs(&pairs);
+    // The grey zone needs containment; detectors without it judge on their own terms.
+    let grey = (detector.uses_thresholds() && detector.supports_containment()).then_some(grey);
+    let triage = Triage {
+        grey,
+        exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
+        shingle: detector.shingle(),
+    };
+    let need = docs_to_verify(&pairs, &triage);
     if !need.is_empty() {
-        let index = full_indexes(&need)?;
-        verify_unsure(&mut pairs, &index, &full_detector(detector), thresholds);
+        let texts = full_texts(&need)?;
+        let mut seqs: FxHashMap<u32, ShingleSeq> = texts
+            .into_par_iter()
+            .map(|(i, t)| (i, ShingleSeq::new(&t, triage.shingle)))
+            .collect();
+        if let Some(g) = grey.filter(|g| g.passage_words > 0) {
+            mark_boilerplate(&mut seqs, g.passage_common);
+        }
+        verify(
+            &mut pairs,
+            &seqs,
+            &full_detector(detector),
+            thresholds,
+            &triage,
+        );
     }
     Ok(pairs)
 }
 
-/// The detector that signs and judges full shingle indexes for `detector`'s unsure pairs.
+/// Which pairs judged on their signatures are re-scored on the full texts.
+struct Triage<'a> {
+    grey: Option<&'a GreyZone>,
+    /// By document: whether its signature is a full index.
+    exact: Vec<bool>,
+    shingle: usize,
+}
+
+impl Triage<'_> {
+    /// Whether both signatures of the pair are full indexes.
+    fn both_exact(&self, p: &Pair) -> bool {
+        self.exact[p.a as usize] && self.exact[p.b as usize]
+    }
+
+    /// `unsure` pairs, and grey-zone pairs that the full texts can still change: a pair of two
+    /// full indexes already has its exact scores, and sharing fewer shingles than one copied
+    /// passage spans, it cannot have one.
+    fn needs(&self, p: &Pair) -> bool {
+        if p.verdict == Verdict::Unsure {
+            return true;
+        }
+        let Some(g) = self.grey.filter(|g| g.holds(&p.scores, p.verdict)) else {
+            return false;
+        };
+        let both_exact = self.both_exact(p);
+        let passage_shingles = g
+            .passage_words
+            .saturating_sub(self.shingle.saturating_sub(1))
+            .max(1);
+        !(both_exact && (g.passage_words == 0 || (p.scores.inter as usize) < passage_shingles))
+    }
+}
+
+/// The detector that signs and judges full shingle indexes for `detector`'s verified pairs.
 pub fn full_detector(detector: &dyn Detector) -> Full {
     Full::new(detector.shingle())
 }
@@ -81,31 +142,76 @@ fn judge_pairs(
                 scores,
                 verdict,
                 verified: false,
+                copied: 0.0,
             }
         })
         .collect()
 }
 
-/// Re-judges the `unsure` pairs on the full shingle indexes of both documents, where given.
-fn verify_unsure(pairs: &mut [Pair], index: &FullIndexes, full: &Full, thresholds: &Thresholds) {
-    pairs.par_iter_mut().for_each(|p| {
-        if p.verdict != Verdict::Unsure {
-            return;
+/// Marks the shingles found in more than `common` of the verified texts as boilerplate:
+/// mailing-list footers and templated stubs shared by many documents, which would otherwise
+/// pass for copied passages.
+fn mark_boilerplate(seqs: &mut FxHashMap<u32, ShingleSeq>, common: usize) {
+    // Counting by sorting one flat list beats a hash map of counts at millions of shingles.
+    let mut all: Vec<u64> = seqs
+        .values()
+        .flat_map(|s| s.set().iter().copied())
+        .collect();
+    all.par_sort_unstable();
+    let mut frequent: Vec<u64> = Vec::new();
+    for run in all.chunk_by(|x, y| x == y) {
+        if run.len() > common {
+            frequent.push(run[0]);
         }
-        if let (Some(fa), Some(fb)) = (index.get(&p.a), index.get(&p.b)) {
-            let inter = intersection_size(fa, fb);
-            p.scores = full.scores(fa, fb, inter);
-            p.verdict = full.judge(&p.scores, thresholds);
-            p.verified = true;
-        }
+    }
+    drop(all);
+    seqs.par_iter_mut().for_each(|(_, s)| {
+        s.mark_common(|c| frequent.binary_search(&(c as u64)).is_ok());
     });
 }
 
-/// Documents the unsure pairs involve: those whose full index verification needs.
-fn unsure_docs(pairs: &[Pair]) -> Vec<u32> {
+/// Re-judges the pairs that need it on the full texts of both documents, where given: exact
+/// shingle scores, then (grey zone) copied passages in the shorter text.
+fn verify(
+    pairs: &mut [Pair],
+    seqs: &FxHashMap<u32, ShingleSeq>,
+    full: &Full,
+    thresholds: &Thresholds,
+    triage: &Triage,
+) {
+    pairs.par_iter_mut().for_each(|p| {
+        if !triage.needs(p) {
+            return;
+        }
+        let (Some(sa), Some(sb)) = (seqs.get(&p.a), seqs.get(&p.b)) else {
+            return;
+        };
+        // Two full indexes were scored exactly on their signatures already.
+        if !triage.both_exact(p) {
+            let (fa, fb) = (sa.set(), sb.set());
+            p.scores = full.scores(fa, fb, intersection_size(fa, fb));
+        }
+        p.verified = true;
+        p.verdict = match triage.grey {
+            Some(g) if g.passage_words > 0 => {
+                let (short, long) = if sa.words() <= sb.words() {
+                    (sa, sb)
+                } else {
+                    (sb, sa)
+                };
+                p.copied = short.copied_share(long, g.passage_words);
+                g.judge(full, &p.scores, p.copied, thresholds)
+            }
+            _ => full.judge(&p.scores, thresholds),
+        };
+    });
+}
+
+/// Documents of the pairs that need verifying.
+fn docs_to_verify(pairs: &[Pair], triage: &Triage) -> Vec<u32> {
     let mut docs: Vec<u32> = pairs
         .iter()
-        .filter(|p| p.verdict == Verdict::Unsure)
+        .filter(|p| triage.needs(p))
         .flat_map(|p| [p.a, p.b])
         .collect();
     docs.sort_unstable();
@@ -116,6 +222,7 @@ fn unsure_docs(pairs: &[Pair]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sign::test_support::{between, canon, reworded, words};
     use crate::sign::ModM;
 
     fn thresholds() -> Thresholds {
@@ -125,8 +232,33 @@ mod tests {
         }
     }
 
-    fn no_full_indexes(_: &[u32]) -> Result<FullIndexes> {
-        Ok(FullIndexes::default())
+    fn grey() -> GreyZone {
+        GreyZone {
+            from: 0.15,
+            passage_words: 12,
+            passage_share: 0.1,
+            passage_common: 10,
+        }
+    }
+
+    fn no_texts(_: &[u32]) -> Result<FullTexts> {
+        Ok(FullTexts::default())
+    }
+
+    /// Runs the engine over texts held in memory, with `det`'s signatures.
+    fn pairs_of(texts: &[String], det: &dyn Detector, grey: &GreyZone) -> (Vec<Pair>, Vec<u32>) {
+        let canons: Vec<CanonText> = texts.iter().map(|t| canon(t)).collect();
+        let sigs: Vec<Vec<u64>> = canons.iter().map(|c| det.sign(c)).collect();
+        let mut asked = Vec::new();
+        let pairs = find_pairs(&sigs, sigs.len(), det, &thresholds(), grey, &mut |need| {
+            asked = need.to_vec();
+            Ok(need
+                .iter()
+                .map(|&i| (i, canons[i as usize].clone()))
+                .collect())
+        })
+        .unwrap();
+        (pairs, asked)
     }
 
     #[test]
@@ -142,7 +274,8 @@ mod tests {
             sigs.len(),
             &Full::new(4),
             &thresholds(),
-            &mut no_full_indexes,
+            &grey(),
+            &mut no_texts,
         )
         .unwrap();
         let verdicts: Vec<(u32, u32, Verdict)> =
@@ -155,24 +288,80 @@ mod tests {
 
     #[test]
     fn small_sampled_signatures_are_unsure_until_verified() {
-        let det = ModM::new(4, 25, 3);
-        // Doc 0 is a full index (one sampled element), doc 1 a sample of three.
-        let sigs = vec![vec![7u64, 25], vec![25u64, 50, 75]];
-        let unverified = find_pairs(&sigs, 2, &det, &thresholds(), &mut no_full_indexes).unwrap();
+        let det = ModM::new(4, 25, 8);
+        // A short text (full index) sharing 30 of its 57 words with a long one (a sample).
+        let texts = vec![
+            format!("{} {}", words(0..30, "s"), words(0..27, "x")),
+            words(0..3000, "s"),
+        ];
+        let sigs: Vec<Vec<u64>> = texts.iter().map(|t| det.sign(&canon(t))).collect();
+        let unverified = find_pairs(&sigs, 2, &det, &thresholds(), &grey(), &mut no_texts).unwrap();
+        assert_eq!(unverified.len(), 1, "the pair shares a sampled fingerprint");
         assert_eq!(unverified[0].verdict, Verdict::Unsure);
-        let mut asked = Vec::new();
-        let pairs = find_pairs(&sigs, 2, &det, &thresholds(), &mut |need: &[u32]| {
-            asked = need.to_vec();
-            let mut full = FullIndexes::default();
-            full.insert(0, (0..50).collect::<Vec<u64>>());
-            full.insert(1, (40..100).collect::<Vec<u64>>());
-            Ok(full)
-        })
-        .unwrap();
+        let (pairs, asked) = pairs_of(&texts, &det, &grey());
         assert_eq!(asked, vec![0, 1]);
         assert!(pairs[0].verified);
-        assert_eq!(pairs[0].scores.inter, 10);
+        assert_eq!(pairs[0].scores.inter, 27);
+        assert!((pairs[0].copied - 30.0 / 57.0).abs() < 1e-12);
+        assert_eq!(pairs[0].verdict, Verdict::Contained);
+        // Without the passage rule, 27 of 54 shingles stay below containment 0.6.
+        let no_passages = GreyZone {
+            passage_words: 0,
+            ..grey()
+        };
+        assert_eq!(
+            pairs_of(&texts, &det, &no_passages).0[0].verdict,
+            Verdict::Different
+        );
+    }
+
+    #[test]
+    fn grey_zone_pairs_are_raised_by_copied_passages_only() {
+        let det = Full::new(4);
+        let source = words(0..200, "s");
+        // One pasted passage of 20 words in 100: containment 17/97, under the thresholds.
+        let pasted = between("a", 40, &words(50..70, "s"), 40);
+        // 80 source words reworded every eighth word: containment 40/157, but runs of 7 words.
+        let rewritten = between("b", 40, &reworded(50..130, 8), 40);
+        let texts = [source, pasted, rewritten];
+        let (pairs, _) = pairs_of(&texts, &det, &grey());
+        let by_pair: Vec<(u32, u32, Verdict, bool)> = pairs
+            .iter()
+            .map(|p| (p.a, p.b, p.verdict, p.verified))
+            .collect();
+        assert_eq!(
+            by_pair,
+            vec![
+                (0, 1, Verdict::Contained, true),
+                (0, 2, Verdict::Different, true),
+                (1, 2, Verdict::Different, false)
+            ]
+        );
+        assert_eq!(pairs[1].copied, 0.0);
+        // Above 1 there is no grey zone: nothing is verified.
+        let off = GreyZone {
+            from: 1.1,
+            ..grey()
+        };
+        let (pairs, asked) = pairs_of(&texts, &det, &off);
+        assert!(asked.is_empty());
         assert_eq!(pairs[0].verdict, Verdict::Different);
+    }
+
+    #[test]
+    fn full_index_pairs_too_close_for_a_passage_are_not_verified() {
+        // 8 shared words (5 shingles) of 30: containment 5/27 is in the grey zone, but no run
+        // of 12 words can be shared, and the scores of two full indexes are exact already.
+        let a = format!("{} {}", words(0..8, "s"), words(0..22, "a"));
+        let b = format!("{} {}", words(0..8, "s"), words(0..22, "b"));
+        let (pairs, asked) = pairs_of(&[a, b], &Full::new(4), &grey());
+        assert!(asked.is_empty());
+        assert_eq!(pairs[0].scores.inter, 5);
+        assert_eq!(
+            (pairs[0].verdict, pairs[0].verified),
+            (Verdict::Different, false)
+        );
+        assert!(ModM::new(4, 25, 8).is_exact(&ModM::new(4, 25, 8).sign(&canon(&words(0..30, "s")))));
     }
 
     #[test]
@@ -182,8 +371,15 @@ mod tests {
             (0..10).collect(),
             (0..10).collect(),
         ];
-        let pairs =
-            find_pairs(&sigs, 1, &Full::new(4), &thresholds(), &mut no_full_indexes).unwrap();
+        let pairs = find_pairs(
+            &sigs,
+            1,
+            &Full::new(4),
+            &thresholds(),
+            &grey(),
+            &mut no_texts,
+        )
+        .unwrap();
         let ab: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         assert_eq!(ab, vec![(0, 1), (0, 2)]);
     }

@@ -2,7 +2,7 @@
 //! read in chunks so that only signatures stay in memory, and read a second time for the few
 //! documents whose full shingle index the small-signature rule needs.
 
-use super::{find_pairs, full_detector, FullIndexes, Pair};
+use super::{find_pairs, FullTexts, Pair};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
@@ -59,16 +59,18 @@ pub struct DedupResult {
 /// that texts never pile up in memory (only signatures are kept).
 const CHUNK_BYTES: usize = 8 << 20;
 
-/// Reads the input, calling `f` on chunks of `(index, id, text)`.
+/// Reads the input, calling `f` on chunks of `(index, id, text)` for the documents whose index
+/// `keep` accepts; the others are neither read (files) nor parsed (JSONL lines).
 fn read_chunks(
     input: &Path,
+    keep: &dyn Fn(usize) -> bool,
     mut f: impl FnMut(Vec<(usize, String, String)>) -> Result<()>,
 ) -> Result<()> {
     if input.is_dir() {
         let files = list_files(input, &[".txt"], &mut |w| eprintln!("warning: {w}"))?;
         let mut chunk = Vec::new();
         let mut bytes = 0;
-        for (i, file) in files.iter().enumerate() {
+        for (i, file) in files.iter().enumerate().filter(|(i, _)| keep(*i)) {
             let (text, raw) = read_text_file(file, &mut |w| eprintln!("warning: {w}"))?;
             let id = file
                 .strip_prefix(input)
@@ -90,35 +92,33 @@ fn read_chunks(
             input.display()
         )));
     }
-    let mut lines: Vec<(usize, String)> = Vec::new();
+    // A document's index is its line's rank among the lines read, known before parsing.
+    let mut lines: Vec<(usize, usize, String)> = Vec::new();
     let mut bytes = 0;
     let mut index = 0;
-    let mut flush = |lines: Vec<(usize, String)>, index: &mut usize| -> Result<()> {
-        let parsed: Vec<Result<(String, String)>> = lines
+    let mut flush = |lines: Vec<(usize, usize, String)>| -> Result<()> {
+        let parsed: Vec<Result<(usize, String, String)>> = lines
             .par_iter()
-            .map(|(line_no, line)| {
+            .map(|(index, line_no, line)| {
                 let d = parse_json_line(input, *line_no, line)?;
-                Ok((d.id.into_string(), d.text.into_owned()))
+                Ok((*index, d.id.into_string(), d.text.into_owned()))
             })
             .collect();
-        let mut chunk = Vec::with_capacity(parsed.len());
-        for p in parsed {
-            let (id, text) = p?;
-            chunk.push((*index, id, text));
-            *index += 1;
-        }
-        f(chunk)
+        f(parsed.into_iter().collect::<Result<_>>()?)
     };
     for_each_jsonl_line(input, |line_no, line| {
-        bytes += line.len();
-        lines.push((line_no, line.to_string()));
+        if keep(index) {
+            bytes += line.len();
+            lines.push((index, line_no, line.to_string()));
+        }
+        index += 1;
         if bytes >= CHUNK_BYTES {
-            flush(std::mem::take(&mut lines), &mut index)?;
+            flush(std::mem::take(&mut lines))?;
             bytes = 0;
         }
         Ok(())
     })?;
-    flush(lines, &mut index)
+    flush(lines)
 }
 
 /// First pass for detectors that weigh words by the collection: df, cf, N and lengths.
@@ -128,7 +128,7 @@ pub fn gather_stats(
     detector: &dyn Detector,
 ) -> Result<crate::sign::CorpusStats> {
     let mut stats = crate::sign::CorpusStats::default();
-    read_chunks(input, |chunk| {
+    read_chunks(input, &|_| true, |chunk| {
         let part = chunk
             .par_iter()
             .fold(
@@ -177,7 +177,10 @@ fn sign_chunk(
 /// Runs the engine over the input.
 pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let mut detector = build_detector(&opts.settings).map_err(bad_input)?;
-    let stop = StopWords::for_languages(&opts.stop_langs).map_err(bad_input)?;
+    let stop = opts
+        .settings
+        .canon_words(&opts.stop_langs)
+        .map_err(bad_input)?;
     if detector.needs_stats() {
         let stats = gather_stats(&opts.input, &stop, detector.as_ref())?;
         detector.prepare(std::sync::Arc::new(stats));
@@ -186,7 +189,7 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let mut sigs: Vec<Vec<u64>> = Vec::new();
     let mut summary = DedupSummary::default();
     let mut seen: FxHashSet<String> = FxHashSet::default();
-    read_chunks(&opts.input, |chunk| {
+    read_chunks(&opts.input, &|_| true, |chunk| {
         let chunk_sigs = sign_chunk(&chunk, &stop, detector.as_ref());
         for ((_, id, text), sig) in chunk.into_iter().zip(chunk_sigs) {
             if !seen.insert(id.clone()) {
@@ -204,28 +207,28 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     })?;
     summary.documents = ids.len();
     let detector = detector.as_ref();
-    let full = full_detector(detector);
     let pairs = find_pairs(
         &sigs,
         sigs.len(),
         detector,
         &opts.settings.thresholds(),
-        // A second pass over the input: full indexes only for the documents that need them.
+        &opts.settings.grey_zone(),
+        // A second pass over the input: texts only for the documents that need them.
         &mut |need| {
-            let want: FxHashSet<usize> = need.iter().map(|&i| i as usize).collect();
-            let mut index = FullIndexes::default();
-            read_chunks(&opts.input, |chunk| {
-                let chunk: Vec<_> = chunk
-                    .into_iter()
-                    .filter(|(i, _, _)| want.contains(i))
+            let mut texts = FullTexts::default();
+            let wanted = |i: usize| need.binary_search(&(i as u32)).is_ok();
+            read_chunks(&opts.input, &wanted, |chunk| {
+                let canons: Vec<(u32, CanonText)> = chunk
+                    .par_iter()
+                    .map_init(
+                        || Canonicalizer::new(&stop),
+                        |c, (i, _, text)| (*i as u32, c.canonicalize(text)),
+                    )
                     .collect();
-                let full_sigs = sign_chunk(&chunk, &stop, &full);
-                for ((i, _, _), sig) in chunk.iter().zip(full_sigs) {
-                    index.insert(*i as u32, sig);
-                }
+                texts.extend(canons);
                 Ok(())
             })?;
-            Ok(index)
+            Ok(texts)
         },
     )?;
     summary.candidate_pairs = pairs.len();
@@ -243,4 +246,42 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
         pairs,
         summary,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(index, id)` of every document `read_chunks` hands over with `keep`.
+    fn read_kept(input: &Path, keep: &dyn Fn(usize) -> bool) -> Vec<(usize, String)> {
+        let mut got = Vec::new();
+        read_chunks(input, keep, |chunk| {
+            got.extend(chunk.into_iter().map(|(i, id, _)| (i, id)));
+            Ok(())
+        })
+        .unwrap();
+        got
+    }
+
+    #[test]
+    fn second_pass_reads_only_the_documents_asked_for_under_their_first_pass_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("in.jsonl");
+        // The middle line is not valid JSON: left unparsed, it cannot fail the second pass.
+        std::fs::write(
+            &jsonl,
+            "{\"id\":\"a\",\"text\":\"x\"}\n{broken\n{\"id\":\"c\",\"text\":\"y\"}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            read_kept(&jsonl, &|i| i != 1),
+            vec![(0, "a".into()), (2, "c".into())]
+        );
+        let txt = dir.path().join("txt");
+        std::fs::create_dir(&txt).unwrap();
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            std::fs::write(txt.join(name), "words").unwrap();
+        }
+        assert_eq!(read_kept(&txt, &|i| i == 2), vec![(2, "c.txt".into())]);
+    }
 }

@@ -6,12 +6,10 @@
 //! build, an update and a streaming job give a text the same score, whatever came before it.
 //! No IO here: the topic loader reads the example files and hands their texts in.
 
-use crate::canon::{fold_word, is_word_char, StopWords};
-use rust_stemmers::{Algorithm, Stemmer};
+use crate::canon::{fold_word, is_word_char, stem, StopWords};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 /// Default threshold: chosen on the dev set in `tests/fixtures/relevance/` (README,
 /// "Relevance"), where it gives the best F1 of `off_topic` over both topics and languages.
@@ -113,25 +111,6 @@ impl<'de> Deserialize<'de> for RelevanceSettings {
     }
 }
 
-fn stemmer(cyrillic: bool) -> &'static Stemmer {
-    static RU: OnceLock<Stemmer> = OnceLock::new();
-    static EN: OnceLock<Stemmer> = OnceLock::new();
-    if cyrillic {
-        RU.get_or_init(|| Stemmer::create(Algorithm::Russian))
-    } else {
-        EN.get_or_init(|| Stemmer::create(Algorithm::English))
-    }
-}
-
-/// The stem of one folded word: Russian Snowball for Cyrillic words, English for the rest.
-/// Chosen by the word's script, not the text's detected language, so that a Russian page
-/// quoting an English breed name matches an English keyword, and keywords (too short for
-/// language detection) are stemmed exactly as the texts are.
-pub fn stem(word: &str) -> String {
-    let cyrillic = word.chars().any(|c| matches!(c, '\u{0400}'..='\u{04FF}'));
-    stemmer(cyrillic).stem(word).into_owned()
-}
-
 /// The stems of a text's content words, in order: folded like the canonical form, without stop
 /// words, numbers and one-letter words.
 pub fn stems(text: &str) -> Vec<String> {
@@ -143,7 +122,7 @@ pub fn stems(text: &str) -> Vec<String> {
             let content = f.chars().count() > 1
                 && !f.chars().all(|c| c.is_ascii_digit())
                 && !stop.contains(&f);
-            content.then(|| stem(&f))
+            content.then(|| stem(&f).into_owned())
         })
         .collect()
 }
@@ -291,8 +270,8 @@ mod tests {
         let p = Profile::new(&kw(&["немецкая овчарка", "породы собак"]), &[], 0);
         let s = p.score("Немецкие овчарки — порода служебных собак; овчарку легко обучить.");
         let shown: Vec<&str> = s.terms.iter().map(|(t, _)| t.as_str()).collect();
-        assert!(shown.contains(&stem("овчарка").as_str()), "{shown:?}");
-        assert!(shown.contains(&stem("собака").as_str()), "{shown:?}");
+        assert!(shown.contains(&&*stem("овчарка")), "{shown:?}");
+        assert!(shown.contains(&&*stem("собака")), "{shown:?}");
         assert!(s.score > DEFAULT_THRESHOLD, "{s:?}");
     }
 
@@ -315,7 +294,7 @@ mod tests {
             a.score > DEFAULT_THRESHOLD && b.score < DEFAULT_THRESHOLD,
             "{a:?} {b:?}"
         );
-        assert_eq!(b.terms, vec![(stem("dog"), 1)]);
+        assert_eq!(b.terms, vec![(stem("dog").into_owned(), 1)]);
     }
 
     #[test]
@@ -325,9 +304,9 @@ mod tests {
             "A hound of the pack follows the scent of the hare.",
         ]);
         let p = Profile::new(&kw(&["dog"]), &ex, 3);
-        assert_eq!(p.terms().get(&stem("hound")), Some(&EXAMPLE_WEIGHT));
-        assert_eq!(p.terms().get(&stem("scent")), Some(&EXAMPLE_WEIGHT));
-        assert_eq!(p.terms().get(&stem("dog")), Some(&1.0));
+        assert_eq!(p.terms().get(&*stem("hound")), Some(&EXAMPLE_WEIGHT));
+        assert_eq!(p.terms().get(&*stem("scent")), Some(&EXAMPLE_WEIGHT));
+        assert_eq!(p.terms().get(&*stem("dog")), Some(&1.0));
     }
 
     #[test]

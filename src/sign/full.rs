@@ -25,6 +25,10 @@ impl Detector for Full {
         self.shingle
     }
 
+    fn is_exact(&self, _sig: &[u64]) -> bool {
+        true
+    }
+
     fn key(&self) -> String {
         format!("full:w={}", self.shingle)
     }

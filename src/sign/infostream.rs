@@ -3,8 +3,7 @@
 
 use super::stats::{long_words, term_counts, term_hash, CorpusStats};
 use super::{key_detector_common, Detector};
-use crate::canon::CanonText;
-use rust_stemmers::{Algorithm, Stemmer};
+use crate::canon::{stem, CanonText};
 use std::sync::Arc;
 
 /// Terms per signature.
@@ -15,8 +14,6 @@ pub const TERMS: usize = 12;
 pub struct InfoStream {
     agree: usize,
     stats: Arc<CorpusStats>,
-    ru: Stemmer,
-    en: Stemmer,
 }
 
 impl InfoStream {
@@ -25,20 +22,14 @@ impl InfoStream {
         InfoStream {
             agree,
             stats: Arc::default(),
-            ru: Stemmer::create(Algorithm::Russian),
-            en: Stemmer::create(Algorithm::English),
         }
     }
 
-    /// Stem of a canonical word: Russian rules for Cyrillic words, English for the rest.
-    pub fn stem(&self, w: &str) -> String {
-        let cyrillic = w.chars().any(|c| ('\u{0400}'..='\u{04FF}').contains(&c));
-        let s = if cyrillic { &self.ru } else { &self.en };
-        s.stem(w).into_owned()
-    }
-
     fn stems(&self, canon: &CanonText) -> Vec<String> {
-        long_words(canon).iter().map(|w| self.stem(w)).collect()
+        long_words(canon)
+            .iter()
+            .map(|w| stem(w).into_owned())
+            .collect()
     }
 
     fn mid_frequency(&self, h: u64) -> bool {
@@ -101,8 +92,9 @@ mod tests {
     #[test]
     fn stems_russian_and_english() {
         let d = InfoStream::new(6);
-        assert_eq!(d.stem("running"), "run");
-        assert_eq!(d.stem("собаками"), d.stem("собаки"));
+        let s = d.stems(&canon("running собаками собаки"));
+        assert_eq!(s[0], "run");
+        assert_eq!(s[1], s[2]);
     }
 
     #[test]

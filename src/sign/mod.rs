@@ -16,6 +16,7 @@ mod megashingles;
 mod minn;
 mod modm;
 mod optfreq;
+mod passages;
 mod postings;
 mod prefilter2;
 mod settings;
@@ -37,6 +38,7 @@ pub use megashingles::Megashingles;
 pub use minn::MinN;
 pub use modm::ModM;
 pub use optfreq::OptFreq;
+pub use passages::ShingleSeq;
 pub use postings::{shared_pairs, Postings};
 pub use prefilter2::Prefilter2;
 pub use settings::DedupSettings;
@@ -128,6 +130,38 @@ pub struct Thresholds {
     pub containment: f64,
 }
 
+/// Which pairs below the thresholds are re-scored on the full texts, and the passage rule that
+/// can raise them to `contained` (docs/method.md §6.1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GreyZone {
+    /// Signature resemblance or containment from which a `different` pair is verified.
+    pub from: f64,
+    /// Words a copied passage spans at least.
+    pub passage_words: usize,
+    /// Share of the shorter text in copied passages that makes the pair `contained`.
+    pub passage_share: f64,
+    /// A shingle in more than this many of the texts verified together is boilerplate (a
+    /// footer, a template sentence), never part of a copied passage.
+    pub passage_common: usize,
+}
+
+impl GreyZone {
+    /// Whether a pair with these signature scores and verdict is in the grey zone.
+    pub fn holds(&self, s: &Scores, v: Verdict) -> bool {
+        v == Verdict::Different && s.resemblance.max(s.max_containment()) >= self.from
+    }
+
+    /// The verdict on verified scores, raised to `contained` by copied passages.
+    pub fn judge(&self, full: &dyn Detector, s: &Scores, copied: f64, t: &Thresholds) -> Verdict {
+        match full.judge(s, t) {
+            Verdict::Different if self.passage_words > 0 && copied >= self.passage_share => {
+                Verdict::Contained
+            }
+            v => v,
+        }
+    }
+}
+
 /// A near-duplicate detector: how a canonical text becomes a signature and how pairs are judged.
 pub trait Detector: Send + Sync {
     /// Short name used on the command line and in topic files.
@@ -146,6 +180,12 @@ pub trait Detector: Send + Sync {
     /// Whether containment can be estimated from this signature.
     fn supports_containment(&self) -> bool {
         true
+    }
+
+    /// Whether `sig` holds every shingle fingerprint of its text, so that set scores on it
+    /// are exact (a full index).
+    fn is_exact(&self, _sig: &[u64]) -> bool {
+        false
     }
 
     /// Scores of a pair from both signatures and their intersection size.
@@ -376,6 +416,39 @@ pub(crate) mod test_support {
     pub fn canon(text: &str) -> CanonText {
         let stop = StopWords::none();
         Canonicalizer::new(&stop).canonicalize(text)
+    }
+
+    /// Words `{prefix}{i}` for `i` in `range`, space-separated: texts whose overlaps tests set.
+    pub fn words(range: std::ops::Range<usize>, prefix: &str) -> String {
+        range
+            .map(|i| format!("{prefix}{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// `middle` between `before` and `after` words of the text's own (prefix `own`): a passage
+    /// pasted into another text.
+    pub fn between(own: &str, before: usize, middle: &str, after: usize) -> String {
+        format!(
+            "{} {middle} {}",
+            words(0..before, own),
+            words(before..before + after, own)
+        )
+    }
+
+    /// [`words`] with `s` prefixes, every `every`-th word replaced by an `r` word: a copy
+    /// reworded often enough that no shared run is longer than `every - 1` words.
+    pub fn reworded(range: std::ops::Range<usize>, every: usize) -> String {
+        range
+            .map(|i| {
+                if i % every == every - 1 {
+                    format!("r{i}")
+                } else {
+                    format!("s{i}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 

@@ -50,6 +50,10 @@ impl Detector for ModM {
         self.shingle
     }
 
+    fn is_exact(&self, sig: &[u64]) -> bool {
+        self.modulus == 1 || self.is_full_index(sig)
+    }
+
     fn key(&self) -> String {
         format!(
             "modm:w={}:m={}:min={}",

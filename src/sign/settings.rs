@@ -2,7 +2,8 @@
 //! defaults in this one place. The topic file's `dedup` section, the flags of `collect dedup`
 //! and `collect eval`, and the header a collection keeps all read into this struct.
 
-use super::Thresholds;
+use super::{Detector, GreyZone, Thresholds};
+use crate::canon::StopWords;
 use serde::{Deserialize, Serialize};
 
 /// Detector, parameters and thresholds (docs/method.md §5 gives the reasons for the defaults).
@@ -29,6 +30,20 @@ pub struct DedupSettings {
     pub min_elements: usize,
     /// infostream: heavy terms (of 12) two documents must share to be duplicates.
     pub agree: usize,
+    /// Grey zone: a pair judged `different` whose signature resemblance or containment is at
+    /// least this is re-scored on the full texts (above 1: no grey zone).
+    pub verify_from: f64,
+    /// Grey zone: words (canonical) a shared run must span to count as a copied passage
+    /// (0: no passage rule).
+    pub passage_words: usize,
+    /// Grey zone: share of the shorter text's words in copied passages at or above which the
+    /// pair is `contained`.
+    pub passage_share: f64,
+    /// Grey zone: a shingle in more than this many of the texts verified together is
+    /// boilerplate (a footer, a template sentence), never part of a copied passage.
+    pub passage_common: usize,
+    /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
+    pub stem: bool,
 }
 
 impl Default for DedupSettings {
@@ -44,6 +59,11 @@ impl Default for DedupSettings {
             containment: 0.5,
             min_elements: 8,
             agree: 6,
+            verify_from: 0.15,
+            passage_words: 12,
+            passage_share: 0.1,
+            passage_common: 20,
+            stem: false,
         }
     }
 }
@@ -55,5 +75,52 @@ impl DedupSettings {
             resemblance: self.resemblance,
             containment: self.containment,
         }
+    }
+
+    /// The canonical form's word list for `langs`: their stop words, stemming as set.
+    pub fn canon_words(&self, langs: &[String]) -> Result<StopWords, String> {
+        Ok(StopWords::for_languages(langs)?.with_stemming(self.stem))
+    }
+
+    /// What a store records of how its signatures were made: the detector's key, and the
+    /// stemming that changes every signature (absent when off, so older stores still match).
+    pub fn signature_key(&self, detector: &dyn Detector) -> String {
+        if self.stem {
+            format!("{}:stem", detector.key())
+        } else {
+            detector.key()
+        }
+    }
+
+    /// The grey-zone rule pairs below the thresholds are verified by.
+    pub fn grey_zone(&self) -> GreyZone {
+        GreyZone {
+            from: self.verify_from,
+            passage_words: self.passage_words,
+            passage_share: self.passage_share,
+            passage_common: self.passage_common,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stemming_changes_the_stored_key_only_when_on() {
+        let off = DedupSettings::default();
+        let det = super::super::build_detector(&off).unwrap();
+        assert_eq!(off.signature_key(det.as_ref()), det.key());
+        let on = DedupSettings {
+            stem: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            on.signature_key(det.as_ref()),
+            format!("{}:stem", det.key())
+        );
+        assert!(on.canon_words(&["ru".into()]).unwrap().stems());
+        assert!(!off.canon_words(&["ru".into()]).unwrap().stems());
     }
 }

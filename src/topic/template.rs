@@ -132,6 +132,31 @@ const KEYS: &[(&str, &str, &str)] = &[
         "infostream: heavy terms (of 12) two texts must share to be duplicates",
     ),
     (
+        "dedup",
+        "verify_from",
+        "grey zone: pairs scoring at least this are re-scored on the full texts (above 1: off)",
+    ),
+    (
+        "dedup",
+        "passage_words",
+        "grey zone: words a shared run spans to be a copied passage (0: off)",
+    ),
+    (
+        "dedup",
+        "passage_share",
+        "grey zone: share of the shorter text in copied passages that makes a pair contained",
+    ),
+    (
+        "dedup",
+        "passage_common",
+        "grey zone: a shingle in more of the texts verified together is boilerplate, not a copy",
+    ),
+    (
+        "dedup",
+        "stem",
+        "canonical words are Snowball stems (ru/en); changes every signature",
+    ),
+    (
         "crawl",
         "per_host_rps",
         "requests per second to one host (a slower robots.txt Crawl-delay wins)",

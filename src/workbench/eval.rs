@@ -9,11 +9,11 @@ use crate::dedup::{self, Pair};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, read_text_file};
 use crate::sign::{
-    build_detector, CorpusStats, DedupSettings, Detector, Full, Thresholds, Verdict,
+    build_detector, CorpusStats, DedupSettings, Detector, GreyZone, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -112,6 +112,8 @@ pub struct Labelled {
     pub b: String,
     /// Whether the pair is a duplicate (positive).
     pub positive: bool,
+    /// The label as the file writes it (`cut`, `light`, …).
+    pub label: String,
 }
 
 /// Labels that mean "not a duplicate" when `--positive` is not given.
@@ -158,6 +160,7 @@ pub fn load_labels(path: &Path, positive: Option<&[String]>) -> Result<Vec<Label
             a: a.to_string(),
             b: b.to_string(),
             positive: pos,
+            label: l.to_string(),
         });
     }
     Ok(out)
@@ -192,8 +195,10 @@ pub struct MethodRun {
     pub detector: Box<dyn Detector>,
     /// Signatures by document.
     pub sigs: Vec<Vec<u64>>,
-    /// Candidate pairs; `verified` ones carry full-index scores.
+    /// Candidate pairs; `verified` ones carry full-index scores and copied passages.
     pub pairs: Vec<Pair>,
+    /// The grey-zone rule the verified pairs are judged by.
+    pub grey: GreyZone,
 }
 
 /// Runs one detector over in-memory documents: statistics, signatures, pairs, verification.
@@ -216,22 +221,23 @@ pub fn run_method(docs: &[Doc], settings: &DedupSettings, stop: &StopWords) -> R
         .zip(&canon)
         .map(|(d, c)| det.sign_doc(&d.text, c))
         .collect();
-    let full = dedup::full_detector(det);
     // The lowest thresholds any caller uses; verdicts are recomputed per threshold later.
     let lowest = Thresholds {
         resemblance: 0.5,
         containment: 0.5,
     };
-    let pairs = dedup::find_pairs(&sigs, sigs.len(), det, &lowest, &mut |need| {
+    let grey = settings.grey_zone();
+    let pairs = dedup::find_pairs(&sigs, sigs.len(), det, &lowest, &grey, &mut |need| {
         Ok(need
             .iter()
-            .map(|&i| (i, full.sign(&canon[i as usize])))
+            .map(|&i| (i, canon[i as usize].clone()))
             .collect())
     })?;
     Ok(MethodRun {
         detector,
         sigs,
         pairs,
+        grey,
     })
 }
 
@@ -239,7 +245,8 @@ impl MethodRun {
     /// The verdict of pair `p` at thresholds `t`.
     pub fn verdict(&self, p: &Pair, t: &Thresholds) -> Verdict {
         if p.verified {
-            Full::new(self.detector.shingle()).judge(&p.scores, t)
+            let full = dedup::full_detector(self.detector.as_ref());
+            self.grey.judge(&full, &p.scores, p.copied, t)
         } else {
             // Unsure pairs were all verified, so the scores alone decide.
             self.detector.judge(&p.scores, t)
@@ -313,6 +320,35 @@ pub fn score(
     }
 }
 
+/// The thresholds a method is judged at: each of `thresholds`, or one `None` for methods a
+/// shared key decides.
+fn method_thresholds(run: &MethodRun, thresholds: &[f64]) -> Vec<Option<f64>> {
+    if run.detector.uses_thresholds() {
+        thresholds.iter().map(|&t| Some(t)).collect()
+    } else {
+        vec![None]
+    }
+}
+
+/// Verdicts of the run's pairs at threshold `t` (both thresholds), by id pair.
+fn verdicts_at(
+    run: &MethodRun,
+    docs: &[Doc],
+    t: Option<f64>,
+) -> FxHashMap<(String, String), Verdict> {
+    let th = Thresholds {
+        resemblance: t.unwrap_or(0.5),
+        containment: t.unwrap_or(0.5),
+    };
+    run.pairs
+        .iter()
+        .map(|p| {
+            let ids = ordered(&docs[p.a as usize].id, &docs[p.b as usize].id);
+            (ids, run.verdict(p, &th))
+        })
+        .collect()
+}
+
 /// Rows for one rule-based method at every threshold (one row if thresholds do not apply).
 pub fn eval_method(
     run: &MethodRun,
@@ -322,30 +358,96 @@ pub fn eval_method(
     thresholds: &[f64],
     duplicates_only: bool,
 ) -> Vec<Row> {
-    let ts: Vec<Option<f64>> = if run.detector.uses_thresholds() {
-        thresholds.iter().map(|&t| Some(t)).collect()
-    } else {
-        vec![None]
-    };
-    ts.into_iter()
+    method_thresholds(run, thresholds)
+        .into_iter()
         .map(|t| {
-            let th = Thresholds {
-                resemblance: t.unwrap_or(0.5),
-                containment: t.unwrap_or(0.5),
-            };
-            let flagged: FxHashSet<(String, String)> = run
-                .pairs
-                .iter()
-                .filter(|p| match run.verdict(p, &th) {
+            let flagged: FxHashSet<(String, String)> = verdicts_at(run, docs, t)
+                .into_iter()
+                .filter(|(_, v)| match v {
                     Verdict::Duplicate => true,
                     Verdict::Contained => !duplicates_only,
                     _ => false,
                 })
-                .map(|p| ordered(&docs[p.a as usize].id, &docs[p.b as usize].id))
+                .map(|(ids, _)| ids)
                 .collect();
             score(name, t, &flagged, labels)
         })
         .collect()
+}
+
+/// How many labelled pairs of one label a method flags at one threshold.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelRow {
+    /// Method name.
+    pub method: String,
+    /// Threshold, or `None` for methods a shared key decides.
+    pub threshold: Option<f64>,
+    /// The label.
+    pub label: String,
+    /// Labelled pairs with this label.
+    pub pairs: usize,
+    /// Of those, pairs judged `duplicate` or `contained`.
+    pub flagged: usize,
+    /// Of those, pairs judged `duplicate`.
+    pub duplicate: usize,
+}
+
+/// Flagged pairs per label (labels in order of first appearance) at every threshold.
+pub fn by_label(
+    run: &MethodRun,
+    name: &str,
+    docs: &[Doc],
+    labels: &[Labelled],
+    thresholds: &[f64],
+) -> Vec<LabelRow> {
+    let mut names: Vec<&str> = Vec::new();
+    for l in labels {
+        if !names.contains(&l.label.as_str()) {
+            names.push(&l.label);
+        }
+    }
+    let mut rows = Vec::new();
+    for t in method_thresholds(run, thresholds) {
+        let verdicts = verdicts_at(run, docs, t);
+        for &label in &names {
+            let mut row = LabelRow {
+                method: name.to_string(),
+                threshold: t,
+                label: label.to_string(),
+                pairs: 0,
+                flagged: 0,
+                duplicate: 0,
+            };
+            for l in labels.iter().filter(|l| l.label == label) {
+                row.pairs += 1;
+                match verdicts.get(&(l.a.clone(), l.b.clone())) {
+                    Some(Verdict::Duplicate) => {
+                        row.flagged += 1;
+                        row.duplicate += 1;
+                    }
+                    Some(Verdict::Contained) => row.flagged += 1,
+                    _ => {}
+                }
+            }
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// The per-label table as markdown.
+pub fn label_markdown(rows: &[LabelRow]) -> String {
+    let mut s = String::from(
+        "| method | t | label | pairs | flagged | of which duplicate |\n|---|---:|---|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let t = r.threshold.map_or("—".to_string(), |t| format!("{t:.2}"));
+        s.push_str(&format!(
+            "| {} | {t} | {} | {} | {} | {} |\n",
+            r.method, r.label, r.pairs, r.flagged, r.duplicate
+        ));
+    }
+    s
 }
 
 /// An id pair in `a < b` order.
@@ -395,16 +497,19 @@ mod tests {
                 a: "a".into(),
                 b: "b".into(),
                 positive: true,
+                label: "cut".into(),
             },
             Labelled {
                 a: "a".into(),
                 b: "c".into(),
                 positive: true,
+                label: "cut".into(),
             },
             Labelled {
                 a: "b".into(),
                 b: "c".into(),
                 positive: false,
+                label: "non".into(),
             },
         ];
         let flagged: FxHashSet<(String, String)> =
@@ -430,7 +535,8 @@ mod tests {
             Labelled {
                 a: "w".into(),
                 b: "x".into(),
-                positive: true
+                positive: true,
+                label: "cut".into(),
             }
         );
         assert!(!l[1].positive);
