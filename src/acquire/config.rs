@@ -329,7 +329,7 @@ pub struct CrawlConfig {
     /// Host names pinned to addresses instead of asking DNS, as `curl --resolve` does: a
     /// staging copy of a site, or the demo's web of named hosts on 127.0.0.1. Pinning to a
     /// private address needs `allow_private`.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[serde(default)]
     pub resolve: std::collections::BTreeMap<String, std::net::IpAddr>,
 }
 
