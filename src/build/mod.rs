@@ -283,7 +283,7 @@ fn settle(candidates: &[Candidate], pairs: &[Pair]) -> (Vec<Outcome>, Vec<Stored
         .collect();
     let stored = pairs
         .iter()
-        .filter(|p| matches!(p.verdict, Verdict::Duplicate | Verdict::Contained))
+        .filter(|p| p.verdict.is_recorded())
         .map(|p| stored_pair(candidates[p.a as usize].id, candidates[p.b as usize].id, p))
         .collect();
     (outcomes, stored)

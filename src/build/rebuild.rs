@@ -8,7 +8,6 @@ use crate::canon::Canonicalizer;
 use crate::collection::doctor::{diagnose, find_text, read_manifest, ManifestEntry, TextSource};
 use crate::collection::{self, store_path, STORE_FILE};
 use crate::error::bad_input;
-use crate::sign::Verdict;
 use crate::store::health::Salvage;
 use crate::store::{Document, Status, Store};
 use crate::topic::Topic;
@@ -140,7 +139,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
         let pairs = pairs_among(&store, &with_text, &stop, &mut detector, &topic.dedup)?;
         let stored: Vec<_> = pairs
             .iter()
-            .filter(|p| matches!(p.verdict, Verdict::Duplicate | Verdict::Contained))
+            .filter(|p| p.verdict.is_recorded())
             .map(|p| stored_pair(&with_text[p.a as usize].id, &with_text[p.b as usize].id, p))
             .collect();
         summary.pairs = stored.len() as u64;

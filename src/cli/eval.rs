@@ -221,6 +221,7 @@ pub fn run_relation(path: &Path, method: &str, a: &RelationArgs, json: bool) -> 
     let t = Thresholds {
         resemblance: a.resemblance,
         containment: a.containment,
+        min_shared_shingles: DedupSettings::default().min_shared_shingles as f64,
     };
     let s = crate::workbench::relation::analyse(
         &docs,

@@ -231,6 +231,9 @@ pub struct GreyArgs {
     /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
     #[arg(long)]
     stem: bool,
+    /// Shingles a contained pair must share to go to review; fewer make it `weak`.
+    #[arg(long, default_value_t = DedupSettings::default().min_shared_shingles)]
+    min_shared_shingles: usize,
 }
 
 impl GreyArgs {
@@ -242,6 +245,7 @@ impl GreyArgs {
             passage_share: self.passage_share,
             passage_common: self.passage_common,
             stem: self.stem,
+            min_shared_shingles: self.min_shared_shingles,
             ..Default::default()
         }
     }
@@ -656,8 +660,8 @@ fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
     } else if !cli.quiet {
         let s = &result.summary;
         eprintln!(
-            "{} documents, {} candidate pairs: {} duplicate, {} contained ({} verified on the full index, {} unsure)",
-            s.documents, s.candidate_pairs, s.duplicate_pairs, s.contained_pairs, s.verified_pairs, s.unsure_pairs
+            "{} documents, {} candidate pairs: {} duplicate, {} contained ({} verified on the full index, {} unsure, {} weak: contained, but sharing too little to review)",
+            s.documents, s.candidate_pairs, s.duplicate_pairs, s.contained_pairs, s.verified_pairs, s.unsure_pairs, s.weak_pairs
         );
     }
     Ok(())

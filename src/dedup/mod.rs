@@ -83,7 +83,29 @@ pub fn find_pairs(
             &triage,
         );
     }
+    for p in &mut pairs {
+        p.verdict = weigh(p, p.verified || triage.both_exact(p), detector, thresholds);
+    }
     Ok(pairs)
+}
+
+/// The verdict of a judged pair once its evidence is weighed: a `contained` pair whose texts
+/// share fewer than `min_shared_shingles` shingles is `weak` (docs/method.md §6.3). `exact` says the
+/// scores count shingles (full texts or full indexes), not sampled signature elements.
+pub fn weigh(p: &Pair, exact: bool, detector: &dyn Detector, t: &Thresholds) -> Verdict {
+    if p.verdict != Verdict::Contained {
+        return p.verdict;
+    }
+    let per_element = if exact {
+        1.0
+    } else {
+        detector.shingles_per_element()
+    };
+    if f64::from(p.scores.inter) * per_element < t.min_shared_shingles {
+        Verdict::Weak
+    } else {
+        Verdict::Contained
+    }
 }
 
 /// Which pairs judged on their signatures are re-scored on the full texts.
@@ -229,7 +251,53 @@ mod tests {
         Thresholds {
             resemblance: 0.6,
             containment: 0.6,
+            min_shared_shingles: 0.0,
         }
+    }
+
+    #[test]
+    fn contained_pairs_sharing_too_little_are_weak() {
+        let det = ModM::new(4, 25, 8);
+        let t = Thresholds {
+            min_shared_shingles: 20.0,
+            ..thresholds()
+        };
+        let pair = |inter: u32, verdict| Pair {
+            a: 0,
+            b: 1,
+            scores: Scores {
+                inter,
+                resemblance: 0.3,
+                cont_a_in_b: 1.0,
+                cont_b_in_a: 0.3,
+            },
+            verdict,
+            verified: false,
+            copied: 0.0,
+        };
+        // One shared mod-25 element stands for about 25 shingles: enough when sampled.
+        assert_eq!(
+            weigh(&pair(1, Verdict::Contained), false, &det, &t),
+            Verdict::Contained
+        );
+        // Counted exactly (verified, or two full indexes), 2 shingles are not.
+        assert_eq!(
+            weigh(&pair(2, Verdict::Contained), true, &det, &t),
+            Verdict::Weak
+        );
+        assert_eq!(
+            weigh(&pair(20, Verdict::Contained), true, &det, &t),
+            Verdict::Contained
+        );
+        // Only contained pairs are weighed.
+        assert_eq!(
+            weigh(&pair(2, Verdict::Duplicate), true, &det, &t),
+            Verdict::Duplicate
+        );
+        assert_eq!(
+            weigh(&pair(2, Verdict::Different), true, &det, &t),
+            Verdict::Different
+        );
     }
 
     fn grey() -> GreyZone {

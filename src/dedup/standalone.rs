@@ -43,6 +43,8 @@ pub struct DedupSummary {
     pub verified_pairs: usize,
     /// Pairs left without a verdict.
     pub unsure_pairs: usize,
+    /// Pairs contained by their scores that share too few shingles to be reviewed.
+    pub weak_pairs: usize,
 }
 
 /// The result of the engine: ids, pairs and figures.
@@ -237,6 +239,7 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
             Verdict::Duplicate => summary.duplicate_pairs += 1,
             Verdict::Contained => summary.contained_pairs += 1,
             Verdict::Unsure => summary.unsure_pairs += 1,
+            Verdict::Weak => summary.weak_pairs += 1,
             Verdict::Different => {}
         }
         summary.verified_pairs += p.verified as usize;

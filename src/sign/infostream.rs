@@ -119,6 +119,7 @@ mod tests {
         let t = Thresholds {
             resemblance: 0.5,
             containment: 0.5,
+            min_shared_shingles: 0.0,
         };
         assert_eq!(d.judge(&d.scores(&sa, &sb, inter), &t), Verdict::Duplicate);
         let five = Scores::from_counts(5, 12, 12);

@@ -96,6 +96,9 @@ pub enum Verdict {
     Different,
     /// A signature is too small to back any verdict (see `min_elements`).
     Unsure,
+    /// Contained by its scores, but the two texts share fewer shingles than `min_shared_shingles`:
+    /// too little to be worth a curator's reading. Stored and shown, never queued.
+    Weak,
 }
 
 impl Verdict {
@@ -106,7 +109,17 @@ impl Verdict {
             Verdict::Contained => "contained",
             Verdict::Different => "different",
             Verdict::Unsure => "unsure",
+            Verdict::Weak => "weak",
         }
+    }
+
+    /// Whether the store records pairs of this verdict: duplicates (the keep rule's input),
+    /// contained pairs (the review queue) and weak ones (shown by `explain`, never queued).
+    pub fn is_recorded(self) -> bool {
+        matches!(
+            self,
+            Verdict::Duplicate | Verdict::Contained | Verdict::Weak
+        )
     }
 
     /// Parses the name written by [`Verdict::as_str`].
@@ -116,6 +129,7 @@ impl Verdict {
             "contained" => Verdict::Contained,
             "different" => Verdict::Different,
             "unsure" => Verdict::Unsure,
+            "weak" => Verdict::Weak,
             _ => return None,
         })
     }
@@ -128,6 +142,9 @@ pub struct Thresholds {
     pub resemblance: f64,
     /// Containment at or above which a pair is flagged as contained.
     pub containment: f64,
+    /// Shingles a contained pair must share (estimated from the signature, exact on full
+    /// texts); below it the pair is `weak`.
+    pub min_shared_shingles: f64,
 }
 
 /// Which pairs below the thresholds are re-scored on the full texts, and the passage rule that
@@ -180,6 +197,12 @@ pub trait Detector: Send + Sync {
     /// Whether containment can be estimated from this signature.
     fn supports_containment(&self) -> bool {
         true
+    }
+
+    /// Shingles of the text one shared signature element stands for: 1 for a full index, m
+    /// for a mod-m sample. Turns a pair's shared elements into an estimate of shared shingles.
+    fn shingles_per_element(&self) -> f64 {
+        1.0
     }
 
     /// Whether `sig` holds every shingle fingerprint of its text, so that set scores on it
@@ -498,6 +521,7 @@ mod tests {
         let t = Thresholds {
             resemblance: 0.6,
             containment: 0.6,
+            min_shared_shingles: 0.0,
         };
         assert_eq!(
             d.judge(&Scores::from_counts(6, 8, 8), &t),

@@ -54,6 +54,10 @@ impl Detector for ModM {
         self.modulus == 1 || self.is_full_index(sig)
     }
 
+    fn shingles_per_element(&self) -> f64 {
+        self.modulus.max(1) as f64
+    }
+
     fn key(&self) -> String {
         format!(
             "modm:w={}:m={}:min={}",
@@ -135,6 +139,7 @@ mod tests {
         let t = Thresholds {
             resemblance: 0.5,
             containment: 0.5,
+            min_shared_shingles: 0.0,
         };
         // 37 and 37 shingles, 27 shared: exact resemblance 27/47.
         let a = d.sign(&canon(&words(0..40)));
@@ -151,6 +156,7 @@ mod tests {
         let t = Thresholds {
             resemblance: 0.5,
             containment: 0.5,
+            min_shared_shingles: 0.0,
         };
         let small = d.sign(&canon(&words(0..60)));
         let large = d.sign(&canon(&words(0..3000)));

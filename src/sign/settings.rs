@@ -44,7 +44,14 @@ pub struct DedupSettings {
     pub passage_common: usize,
     /// Canonical words are Snowball stems (Russian for Cyrillic words, English for the rest).
     pub stem: bool,
+    /// Shingles a contained pair must share to go to review (estimated from the signatures,
+    /// exact for pairs verified on the full texts); fewer make the pair `weak`.
+    pub min_shared_shingles: usize,
 }
+
+/// Default of `min_shared_shingles`: the largest round value that keeps every dev pair the
+/// defaults flag (docs/method.md §6.3).
+pub const DEFAULT_MIN_SHARED_SHINGLES: usize = 20;
 
 impl Default for DedupSettings {
     fn default() -> Self {
@@ -64,6 +71,7 @@ impl Default for DedupSettings {
             passage_share: 0.1,
             passage_common: 20,
             stem: false,
+            min_shared_shingles: DEFAULT_MIN_SHARED_SHINGLES,
         }
     }
 }
@@ -74,6 +82,7 @@ impl DedupSettings {
         Thresholds {
             resemblance: self.resemblance,
             containment: self.containment,
+            min_shared_shingles: self.min_shared_shingles as f64,
         }
     }
 

@@ -157,6 +157,11 @@ const KEYS: &[(&str, &str, &str)] = &[
         "canonical words are Snowball stems (ru/en); changes every signature",
     ),
     (
+        "dedup",
+        "min_shared_shingles",
+        "a contained pair sharing fewer shingles is weak: stored, not reviewed",
+    ),
+    (
         "crawl",
         "per_host_rps",
         "requests per second to one host (a slower robots.txt Crawl-delay wins)",

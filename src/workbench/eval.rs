@@ -199,6 +199,8 @@ pub struct MethodRun {
     pub pairs: Vec<Pair>,
     /// The grey-zone rule the verified pairs are judged by.
     pub grey: GreyZone,
+    /// Shingles a contained pair must share (`DedupSettings::min_shared_shingles`).
+    pub min_shared_shingles: f64,
 }
 
 /// Runs one detector over in-memory documents: statistics, signatures, pairs, verification.
@@ -225,6 +227,7 @@ pub fn run_method(docs: &[Doc], settings: &DedupSettings, stop: &StopWords) -> R
     let lowest = Thresholds {
         resemblance: 0.5,
         containment: 0.5,
+        min_shared_shingles: settings.min_shared_shingles as f64,
     };
     let grey = settings.grey_zone();
     let pairs = dedup::find_pairs(&sigs, sigs.len(), det, &lowest, &grey, &mut |need| {
@@ -238,19 +241,32 @@ pub fn run_method(docs: &[Doc], settings: &DedupSettings, stop: &StopWords) -> R
         sigs,
         pairs,
         grey,
+        min_shared_shingles: settings.min_shared_shingles as f64,
     })
 }
 
 impl MethodRun {
     /// The verdict of pair `p` at thresholds `t`.
     pub fn verdict(&self, p: &Pair, t: &Thresholds) -> Verdict {
-        if p.verified {
-            let full = dedup::full_detector(self.detector.as_ref());
+        let det = self.detector.as_ref();
+        let judged = if p.verified {
+            let full = dedup::full_detector(det);
             self.grey.judge(&full, &p.scores, p.copied, t)
         } else {
             // Unsure pairs were all verified, so the scores alone decide.
-            self.detector.judge(&p.scores, t)
-        }
+            det.judge(&p.scores, t)
+        };
+        let exact = p.verified
+            || (det.is_exact(&self.sigs[p.a as usize]) && det.is_exact(&self.sigs[p.b as usize]));
+        dedup::weigh(
+            &Pair {
+                verdict: judged,
+                ..p.clone()
+            },
+            exact,
+            det,
+            t,
+        )
     }
 }
 
@@ -339,6 +355,7 @@ fn verdicts_at(
     let th = Thresholds {
         resemblance: t.unwrap_or(0.5),
         containment: t.unwrap_or(0.5),
+        min_shared_shingles: run.min_shared_shingles,
     };
     run.pairs
         .iter()

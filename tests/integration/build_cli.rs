@@ -278,3 +278,59 @@ fn stage_lines_go_to_stderr_and_never_into_json() {
     assert!(stderr(&quiet).is_empty(), "{}", stderr(&quiet));
     assert!(stdout(&quiet).is_empty());
 }
+
+/// A short text wholly inside a longer one is contained by its scores, but when the two share
+/// fewer shingles than `min_shared_shingles` the pair is `weak`: listed with `--all-pairs`,
+/// never in the review queue.
+#[test]
+fn contained_pairs_sharing_too_little_are_weak_and_not_queued() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let stub = "Year eight hundred twenty one was a common year starting on Tuesday \
+                of the Julian calendar, remembered for harvests, councils, comets and floods";
+    let long = format!(
+        "{stub}. Chroniclers in distant monasteries wrote of rivers freezing early, \
+         merchants crossing mountain passes with salt and amber, bishops quarrelling \
+         over relics, shipwrights building longer keels, shepherds moving flocks before \
+         blizzards, and scholars copying grammars, herbals, calendars and letters \
+         through the long winter evenings while the markets of the coast stayed quiet."
+    );
+    let docs = root.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("stub.txt"), stub).unwrap();
+    std::fs::write(docs.join("annal.txt"), &long).unwrap();
+    let verdicts = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["dedup", docs.to_str().unwrap(), "--quiet"];
+        args.extend_from_slice(extra);
+        let out = stdout(&run_ok(root, &args));
+        out.lines()
+            .skip(1)
+            .map(|l| l.rsplit('\t').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(verdicts(&["--all-pairs"]), vec!["weak"]);
+    assert!(
+        verdicts(&[]).is_empty(),
+        "a weak pair is not listed by default"
+    );
+    assert_eq!(
+        verdicts(&["--min-shared-shingles", "0"]),
+        vec!["contained"],
+        "without the evidence rule the scores alone decide"
+    );
+
+    write(
+        root,
+        "topic.yaml",
+        &format!(
+            "name: weak\nsources:\n  - {{kind: local, path: {}}}\nfilter: {{min_words: 0}}\nrelevance: off\n",
+            docs.display()
+        ),
+    );
+    run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
+    let queue = stdout(&run_ok(
+        root,
+        &["--json", "review", "list", "--collection", "out"],
+    ));
+    assert!(queue.trim().is_empty(), "nothing to review: {queue}");
+}
