@@ -347,9 +347,38 @@ pub fn shared_passages(topic: &ReportTopic, a: &str, b: &str) -> (Vec<Passage>, 
             .collect()
     };
     (
-        link(&ra, &sa, &rb, &pos_b, &wa),
-        link(&rb, &sb, &ra, &pos_a, &wb),
+        on_whole_tokens(a, link(&ra, &sa, &rb, &pos_b, &wa)),
+        on_whole_tokens(b, link(&rb, &sb, &ra, &pos_a, &wb)),
     )
+}
+
+/// Characters of markup: a token holding one (`<onlyinclude>`, `[[Year`, `{{cite|…}}`) is
+/// marked whole or not at all, so a marker never lands inside a tag-like string.
+const MARKUP: &[char] = &['<', '>', '[', ']', '{', '}', '|'];
+
+/// The passages widened, where a boundary falls inside a whitespace-delimited token that holds
+/// markup, to that token's edges; never over the previous passage, so the order and the
+/// links between the two texts' passages stay as they were.
+fn on_whole_tokens(text: &str, mut passages: Vec<Passage>) -> Vec<Passage> {
+    let token_start = |at: usize| text[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let token_end = |at: usize| {
+        text[at..]
+            .find(char::is_whitespace)
+            .map_or(text.len(), |i| at + i)
+    };
+    let mut previous_end = 0;
+    for p in &mut passages {
+        let (ts, te) = (token_start(p.start), token_end(p.start));
+        if text[ts..te].contains(MARKUP) {
+            p.start = ts.max(previous_end);
+        }
+        let (ts, te) = (token_start(p.end), token_end(p.end));
+        if ts < p.end && text[ts..te].contains(MARKUP) {
+            p.end = te;
+        }
+        previous_end = p.end;
+    }
+    passages
 }
 
 fn first_pos(sh: &[String]) -> FxHashMap<&str, usize> {
@@ -548,6 +577,25 @@ mod tests {
         assert_eq!(
             mark_plain(b, &pb),
             "Other start; the [[QUICK brown fox jumps over lazy dogs]]!"
+        );
+    }
+
+    #[test]
+    fn passages_never_split_a_tag_like_token() {
+        let a = "<onlyinclude>Year 821 was a common year starting on Tuesday</onlyinclude> end";
+        let b = "intro: Year 821 was a common year starting on Tuesday.";
+        let (pa, _) = shared_passages(&topic(), a, b);
+        assert_eq!(pa.len(), 1);
+        let marked = mark_plain(a, &pa);
+        assert_eq!(
+            marked,
+            "[[<onlyinclude>Year 821 was a common year starting on Tuesday</onlyinclude>]] end"
+        );
+        // Plain punctuation is not markup: the marker stays beside the word.
+        let (_, pb) = shared_passages(&topic(), a, b);
+        assert_eq!(
+            mark_plain(b, &pb),
+            "intro: [[Year 821 was a common year starting on Tuesday]]."
         );
     }
 
