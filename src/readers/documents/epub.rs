@@ -11,11 +11,6 @@ const MAX_CHAPTERS: usize = 10_000;
 
 pub(super) fn paragraphs(zip: &mut Zip<'_>) -> Result<Vec<String>, DocumentFailure> {
     const CONTAINER: &str = "META-INF/container.xml";
-    if !zip.has(CONTAINER) {
-        return Err(DocumentFailure::Corrupt(format!(
-            "no {CONTAINER} in the package"
-        )));
-    }
     let mut opf_path = None;
     walk(CONTAINER, &zip.text(CONTAINER)?, |step| {
         if let Step::Open {

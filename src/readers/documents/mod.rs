@@ -298,6 +298,11 @@ impl<'a> Zip<'a> {
     fn text(&mut self, name: &str) -> Result<String, DocumentFailure> {
         let mut entry = match self.archive.by_name(name) {
             Ok(e) => e,
+            Err(zip::result::ZipError::FileNotFound) => {
+                return Err(DocumentFailure::Corrupt(format!(
+                    "no {name} in the package"
+                )))
+            }
             Err(zip::result::ZipError::UnsupportedArchive(m)) if m.contains("ncrypt") => {
                 return Err(DocumentFailure::Encrypted)
             }

@@ -14,11 +14,6 @@ pub(super) fn paragraphs(zip: &mut Zip<'_>) -> Result<Vec<String>, DocumentFailu
     {
         return Err(DocumentFailure::Encrypted);
     }
-    if !zip.has(BODY) {
-        return Err(DocumentFailure::Corrupt(format!(
-            "no {BODY} in the package"
-        )));
-    }
     let xml = zip.text(BODY)?;
     let mut out = Vec::new();
     let mut open: Vec<String> = Vec::new();
