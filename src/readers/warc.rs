@@ -292,6 +292,19 @@ impl<R: BufRead + Seek> Counted<R> {
         Ok(())
     }
 
+    /// Refills the buffer from the current place; false (the rest consumed) when fewer than
+    /// `need` bytes are left in the file.
+    fn refill(&mut self, need: usize) -> io::Result<bool> {
+        let p = self.pos;
+        self.seek_to(p)?;
+        let n = self.inner.fill_buf()?.len();
+        if n < need {
+            self.consume(n);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
     /// Moves to the first place at or after the current one where `starts(bytes)` holds for
     /// the `need` bytes there (the first of which is `first`); false at the end of the file.
     fn scan_to(
@@ -306,12 +319,7 @@ impl<R: BufRead + Seek> Counted<R> {
                 if buf.len() < need {
                     // Too few bytes buffered to judge: either the end of the file is near, or
                     // the buffer happens to end here; a seek refills it from this place.
-                    let p = self.pos;
-                    self.seek_to(p)?;
-                    let buf = self.inner.fill_buf()?;
-                    if buf.len() < need {
-                        let n = buf.len();
-                        self.consume(n);
+                    if !self.refill(need)? {
                         return Ok(false);
                     }
                     continue;
@@ -340,15 +348,10 @@ impl<R: BufRead + Seek> Counted<R> {
                 }
                 (None, Some(at)) => {
                     self.consume(at);
-                    let p = self.pos;
-                    self.seek_to(p)?;
-                    let buf = self.inner.fill_buf()?;
-                    if buf.len() < need {
-                        let n = buf.len();
-                        self.consume(n);
+                    if !self.refill(need)? {
                         return Ok(false);
                     }
-                    if starts(&buf[..need]) {
+                    if starts(&self.inner.fill_buf()?[..need]) {
                         return Ok(true);
                     }
                     self.consume(1);
