@@ -84,24 +84,32 @@ pub fn find_pairs(
         );
     }
     for p in &mut pairs {
-        p.verdict = weigh(p, p.verified || triage.both_exact(p), detector, thresholds);
+        let exact = p.verified || triage.both_exact(p);
+        p.verdict = weigh(p.verdict, p.scores.inter, exact, detector, thresholds);
     }
     Ok(pairs)
 }
 
-/// The verdict of a judged pair once its evidence is weighed: a `contained` pair whose texts
-/// share fewer than `min_shared_shingles` shingles is `weak` (docs/method.md §6.3). `exact` says the
-/// scores count shingles (full texts or full indexes), not sampled signature elements.
-pub fn weigh(p: &Pair, exact: bool, detector: &dyn Detector, t: &Thresholds) -> Verdict {
-    if p.verdict != Verdict::Contained {
-        return p.verdict;
+/// A judged pair's verdict once its evidence is weighed: a `contained` pair whose texts share
+/// (`inter` elements) fewer than `min_shared_shingles` shingles is `weak` (docs/method.md
+/// §6.3). `exact` says `inter` counts shingles (full texts or full indexes), not sampled
+/// signature elements.
+pub fn weigh(
+    verdict: Verdict,
+    inter: u32,
+    exact: bool,
+    detector: &dyn Detector,
+    t: &Thresholds,
+) -> Verdict {
+    if verdict != Verdict::Contained {
+        return verdict;
     }
     let per_element = if exact {
         1.0
     } else {
         detector.shingles_per_element()
     };
-    if f64::from(p.scores.inter) * per_element < t.min_shared_shingles {
+    if f64::from(inter) * per_element < t.min_shared_shingles {
         Verdict::Weak
     } else {
         Verdict::Contained
@@ -262,40 +270,24 @@ mod tests {
             min_shared_shingles: 20.0,
             ..thresholds()
         };
-        let pair = |inter: u32, verdict| Pair {
-            a: 0,
-            b: 1,
-            scores: Scores {
-                inter,
-                resemblance: 0.3,
-                cont_a_in_b: 1.0,
-                cont_b_in_a: 0.3,
-            },
-            verdict,
-            verified: false,
-            copied: 0.0,
-        };
         // One shared mod-25 element stands for about 25 shingles: enough when sampled.
         assert_eq!(
-            weigh(&pair(1, Verdict::Contained), false, &det, &t),
+            weigh(Verdict::Contained, 1, false, &det, &t),
             Verdict::Contained
         );
         // Counted exactly (verified, or two full indexes), 2 shingles are not.
+        assert_eq!(weigh(Verdict::Contained, 2, true, &det, &t), Verdict::Weak);
         assert_eq!(
-            weigh(&pair(2, Verdict::Contained), true, &det, &t),
-            Verdict::Weak
-        );
-        assert_eq!(
-            weigh(&pair(20, Verdict::Contained), true, &det, &t),
+            weigh(Verdict::Contained, 20, true, &det, &t),
             Verdict::Contained
         );
         // Only contained pairs are weighed.
         assert_eq!(
-            weigh(&pair(2, Verdict::Duplicate), true, &det, &t),
+            weigh(Verdict::Duplicate, 2, true, &det, &t),
             Verdict::Duplicate
         );
         assert_eq!(
-            weigh(&pair(2, Verdict::Different), true, &det, &t),
+            weigh(Verdict::Different, 2, true, &det, &t),
             Verdict::Different
         );
     }

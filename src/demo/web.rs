@@ -227,13 +227,13 @@ impl DemoWeb {
                     .and_then(|h| h.split(':').next())
                     .unwrap_or("")
                     .to_ascii_lowercase();
-                let base = format!("http://{host}:{}", port.get().copied().unwrap_or(0));
+                let port = port.get().copied().unwrap_or(0);
                 match host.as_str() {
                     FAULTS_HOST => faults(req),
                     CLOSED_HOST => closed(req),
-                    SEARXNG_HOST => searxng(&library, req, &base).into(),
-                    BRAVE_HOST => brave(&library, req, &base).into(),
-                    _ => page(&library, &host, req, &base).into(),
+                    SEARXNG_HOST => searxng(&library, req, port).into(),
+                    BRAVE_HOST => brave(&library, req, port).into(),
+                    _ => page(&library, &host, req, port).into(),
                 }
             })
         };
@@ -241,13 +241,13 @@ impl DemoWeb {
             .await
             .context("cannot start the demo web on 127.0.0.1")?;
         let _ = port.set(server.addr().port());
-        let _ = faults_base.set(format!("http://{FAULTS_HOST}:{}", server.addr().port()));
+        let _ = faults_base.set(host_base(FAULTS_HOST, server.addr().port()));
         Ok(DemoWeb { server, library })
     }
 
     /// `http://HOST:PORT` of a demo host.
     pub fn base(&self, host: &str) -> String {
-        format!("http://{host}:{}", self.server.addr().port())
+        host_base(host, self.server.addr().port())
     }
 
     /// Every host name of the demo web with the address it must resolve to (`crawl.resolve`).
@@ -310,14 +310,14 @@ impl DemoWeb {
             }),
         ]
     }
-
-    /// Requests the server has answered, for checks.
-    pub fn log(&self) -> Vec<loopback::LogEntry> {
-        self.server.log()
-    }
 }
 
-fn page(library: &Library, host: &str, req: &Request, base: &str) -> Response {
+/// `http://HOST:PORT`: every demo host is on the one server's port.
+fn host_base(host: &str, port: u16) -> String {
+    format!("http://{host}:{port}")
+}
+
+fn page(library: &Library, host: &str, req: &Request, port: u16) -> Response {
     let Some(pages) = library.files.get(host) else {
         return Response::not_found();
     };
@@ -331,23 +331,19 @@ fn page(library: &Library, host: &str, req: &Request, base: &str) -> Response {
         Some(body) if req.path.ends_with(".txt") || req.path.ends_with(".xml") => Response::new(
             200,
             content_type(&req.path),
-            String::from_utf8_lossy(body).replace("{base}", base),
+            String::from_utf8_lossy(body).replace("{base}", &host_base(host, port)),
         ),
         Some(body) => Response::new(200, content_type(&req.path), body.clone()),
         None => Response::not_found(),
     }
 }
 
-fn result_url(p: &Indexed, base_of: &dyn Fn(&str) -> String) -> String {
-    format!("{}{}", base_of(&p.host), p.path)
-}
-
-fn port_of(base: &str) -> String {
-    base.rsplit(':').next().unwrap_or("").to_string()
+fn result_url(p: &Indexed, port: u16) -> String {
+    format!("{}{}", host_base(&p.host, port), p.path)
 }
 
 /// SearXNG `/search?format=json&q=…&pageno=N`.
-fn searxng(library: &Library, req: &Request, base: &str) -> Response {
+fn searxng(library: &Library, req: &Request, port: u16) -> Response {
     if req.path != "/search" {
         return Response::not_found();
     }
@@ -360,8 +356,6 @@ fn searxng(library: &Library, req: &Request, base: &str) -> Response {
         .and_then(|p| p.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let port = port_of(base);
-    let base_of = |h: &str| format!("http://{h}:{port}");
     let hits = library.search(&q);
     let results: Vec<serde_json::Value> = hits
         .iter()
@@ -370,7 +364,7 @@ fn searxng(library: &Library, req: &Request, base: &str) -> Response {
         .enumerate()
         .map(|(i, p)| {
             json!({
-                "url": result_url(p, &base_of),
+                "url": result_url(p, port),
                 "title": p.title,
                 "content": snippet(&p.text),
                 "engine": "demo",
@@ -397,7 +391,7 @@ fn searxng(library: &Library, req: &Request, base: &str) -> Response {
 }
 
 /// Brave `/res/v1/web/search?q=…&count=N&offset=K`; the token must be the demo's key.
-fn brave(library: &Library, req: &Request, base: &str) -> Response {
+fn brave(library: &Library, req: &Request, port: u16) -> Response {
     if req.path != "/res/v1/web/search" {
         return Response::not_found();
     }
@@ -417,8 +411,6 @@ fn brave(library: &Library, req: &Request, base: &str) -> Response {
         .param("offset")
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let port = port_of(base);
-    let base_of = |h: &str| format!("http://{h}:{port}");
     let hits = library.search(&q);
     let results: Vec<serde_json::Value> = hits
         .iter()
@@ -428,7 +420,7 @@ fn brave(library: &Library, req: &Request, base: &str) -> Response {
             json!({
                 "type": "search_result",
                 "title": p.title,
-                "url": result_url(p, &base_of),
+                "url": result_url(p, port),
                 "description": snippet(&p.text),
                 "language": "en",
             })
