@@ -136,17 +136,6 @@ fn a_store_without_the_remembered_topic_asks_for_it_once() {
     assert_bad_input(&o, &["is gone", "topic.yaml"]);
 }
 
-fn article(title: &str) -> String {
-    let text = std::fs::read_to_string(texts()[0].clone()).unwrap();
-    let paras: String = text
-        .split("\n\n")
-        .map(|p| format!("<p>{}</p>\n", p.replace('&', "&amp;").replace('<', "&lt;")))
-        .collect();
-    format!(
-        "<html><head><title>{title}</title></head><body><article>{paras}</article></body></html>"
-    )
-}
-
 /// The state and reason the store's frontier recorded for `url`.
 fn url_state(out: &Path, url: &str) -> (String, Option<String>) {
     let db = rusqlite::Connection::open(out.join("collection.sqlite")).unwrap();
@@ -161,7 +150,7 @@ fn url_state(out: &Path, url: &str) -> (String, Option<String>) {
 #[test]
 fn allow_private_lets_a_build_reach_a_loopback_site_and_warns() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let page = article("A PEP");
+    let page = example_article("A PEP", 0);
     let site = rt
         .block_on(Server::start(Arc::new(move |req: &Request| -> Reply {
             match req.path.as_str() {

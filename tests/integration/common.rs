@@ -12,7 +12,7 @@ use std::time::Duration;
 use collect::acquire::{
     CrawlConfig, MediaWikiConfig, MemoryFrontier, UrlRecord, UrlState, WebSourceConfig, WikiText,
 };
-use collect::demo::loopback::{LogEntry, Server};
+use collect::demo::loopback::{LogEntry, Reply, Request, Response, Server};
 use serde_json::Value;
 
 // ---- The binary ----
@@ -111,6 +111,33 @@ pub fn examples() -> PathBuf {
 }
 
 /// The files of examples/texts with one of these extensions, sorted.
+/// A page of article markup around the `n`-th text of examples/texts (wrapping round), one
+/// paragraph per blank-line block.
+pub fn example_article(title: &str, n: usize) -> String {
+    let texts = example_files(&["txt"]);
+    let text = std::fs::read_to_string(&texts[n % texts.len()]).unwrap();
+    let paras: String = text
+        .split("\n\n")
+        .map(|p| format!("<p>{}</p>\n", p.replace('&', "&amp;").replace('<', "&lt;")))
+        .collect();
+    format!(
+        "<html><head><title>{title}</title></head><body><article>{paras}</article></body></html>"
+    )
+}
+
+/// A loopback site answering each path of `pages` with its reply, anything else 404.
+pub async fn site_of(pages: std::collections::HashMap<&'static str, Reply>) -> Server {
+    let pages = std::sync::Arc::new(pages);
+    Server::start(std::sync::Arc::new(move |r: &Request| {
+        pages
+            .get(r.path.as_str())
+            .cloned()
+            .unwrap_or_else(|| Response::not_found().into())
+    }))
+    .await
+    .unwrap()
+}
+
 pub fn example_files(extensions: &[&str]) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(examples())
         .unwrap()

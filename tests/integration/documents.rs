@@ -3,9 +3,8 @@
 //! tests/fixtures/documents (see its SOURCE.md).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use collect::demo::loopback::{Reply, Request, Response, Server};
+use collect::demo::loopback::{Reply, Response};
 use serde_json::Value;
 
 use crate::common::*;
@@ -120,15 +119,7 @@ async fn a_site_serving_a_pdf_and_a_docx_gives_kept_documents() {
         )
         .into(),
     );
-    let pages = Arc::new(pages);
-    let site = Server::start(Arc::new(move |r: &Request| {
-        pages
-            .get(r.path.as_str())
-            .cloned()
-            .unwrap_or_else(|| Response::not_found().into())
-    }))
-    .await
-    .unwrap();
+    let site = site_of(pages).await;
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().to_path_buf();
     write(

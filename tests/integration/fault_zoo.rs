@@ -5,10 +5,9 @@
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use collect::demo::loopback::{Reply, Request, Response, Server};
+use collect::demo::loopback::{Reply, Response};
 
 use crate::common::*;
 
@@ -175,15 +174,7 @@ async fn every_fault_is_recorded_and_good_pages_come_through() {
         "/private/secret",
         Response::html(article("Secret", "hidden")).into(),
     );
-    let pages = Arc::new(pages);
-    let site = Server::start(Arc::new(move |r: &Request| {
-        pages
-            .get(r.path.as_str())
-            .cloned()
-            .unwrap_or_else(|| Response::not_found().into())
-    }))
-    .await
-    .unwrap();
+    let site = site_of(pages).await;
 
     let faults = [
         "/cp1251-as-utf8",

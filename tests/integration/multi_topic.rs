@@ -14,22 +14,12 @@ fn texts() -> Vec<std::path::PathBuf> {
     example_files(&["txt"])
 }
 
-fn article(title: &str, n: usize) -> String {
-    let t = &texts();
-    let text = std::fs::read_to_string(&t[n % t.len()]).unwrap();
-    let paras: String = text
-        .split("\n\n")
-        .map(|p| format!("<p>{}</p>\n", p.replace('&', "&amp;").replace('<', "&lt;")))
-        .collect();
-    format!(
-        "<html><head><title>{title}</title></head><body><article>{paras}</article></body></html>"
-    )
-}
-
 const RPS: f64 = 2.0;
 
 fn site(rt: &tokio::runtime::Runtime) -> Server {
-    let pages: Vec<String> = (0..3).map(|i| article(&format!("Page {i}"), i)).collect();
+    let pages: Vec<String> = (0..3)
+        .map(|i| example_article(&format!("Page {i}"), i))
+        .collect();
     rt.block_on(Server::start(Arc::new(move |req: &Request| -> Reply {
         match req.path.as_str() {
             "/robots.txt" => Response::new(200, "text/plain", "User-agent: *\nAllow: /\n"),
