@@ -18,6 +18,7 @@ pub mod markup;
 pub mod readers;
 pub mod relevance;
 pub mod review;
+pub mod rule;
 pub mod sign;
 pub mod store;
 

@@ -10,6 +10,31 @@ use crate::sign::DedupSettings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// The topic's `review` section.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewSettings {
+    /// Decisions taken automatically, in order, on the pending pairs each rule picks, every
+    /// time `build` or `update` settles new pairs; each application is one undoable entry of
+    /// the review log.
+    #[serde(default)]
+    pub rules: Vec<StandingRule>,
+}
+
+/// A decision the topic takes on every pending pair a rule picks.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StandingRule {
+    /// Which pairs (`cont >= 0.95 and words < 80`; the grammar of `review decide --where`).
+    #[serde(rename = "where")]
+    pub rule: crate::rule::Rule,
+    /// keep-both (keep-all), drop-contained (keep-container) or drop-container.
+    pub decision: crate::store::queries::Decision,
+    /// Stored with each decision, as a curator's note is.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
 /// A topic file, parsed and checked.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +64,9 @@ pub struct Topic {
     /// Politeness of web fetching.
     #[serde(default)]
     pub crawl: CrawlConfig,
+    /// Curation: standing rules that build and update apply to the review queue.
+    #[serde(default)]
+    pub review: ReviewSettings,
     /// Stop at the first bad input (exit 2) instead of recording it and going on.
     #[serde(default)]
     pub strict: bool,

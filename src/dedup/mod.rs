@@ -8,9 +8,11 @@
 //! second pass over the input), so that is a callback. Which
 //! copy of a duplicate group stays is [`choose_kept`], for build and update alike.
 
+mod components;
 mod keep;
 pub mod standalone;
 
+pub use components::components;
 pub use keep::{choose_kept, Candidate, Standing};
 
 use crate::canon::CanonText;

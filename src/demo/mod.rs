@@ -49,6 +49,7 @@ pub fn demo_topic(web: &DemoWeb) -> Topic {
             ..CrawlConfig::default()
         },
         relevance: RelevanceSettings::default(),
+        review: Default::default(),
         strict: false,
         base_dir: PathBuf::from("."),
         relevance_examples: Vec::new(),

@@ -4,13 +4,16 @@
 //! The CLI (`collect review`, `collect explain`) and the web page (`serve`) both go through
 //! these functions, so a decision means the same wherever it is taken.
 
+pub mod queue;
 pub mod serve;
 pub mod stats;
 
 use crate::canon::{fold_word, is_word_char, StopWords};
 use crate::collection::{self, ReportTopic};
+use crate::rule::Facts;
 use crate::sign::Verdict;
 use crate::store::queries::{Decision, DecisionRecord, DocMeta, ReviewPair};
+use crate::store::review_log::EntryKind;
 use crate::store::{Status, Store};
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -59,6 +62,12 @@ pub struct PairSummary {
     pub cont_b_in_a: Option<f64>,
     /// Whether scores come from full shingle indexes.
     pub verified: bool,
+    /// Shingles the texts share (the signature intersection).
+    pub shared: u64,
+    /// Words of a.
+    pub words_a: u64,
+    /// Words of b.
+    pub words_b: u64,
     /// Which document is contained in the other.
     pub contained: String,
     /// pending, decided or moot.
@@ -76,6 +85,56 @@ fn finite(x: f64) -> Option<f64> {
         None
     } else {
         Some(x)
+    }
+}
+
+impl PairSummary {
+    /// Whether `a` is the contained text.
+    fn a_is_contained(&self) -> bool {
+        self.contained == self.a
+    }
+
+    /// The container's id.
+    pub fn container(&self) -> &str {
+        if self.a_is_contained() {
+            &self.b
+        } else {
+            &self.a
+        }
+    }
+
+    /// Containment of the contained text in the container.
+    pub fn containment(&self) -> f64 {
+        let c = if self.a_is_contained() {
+            self.cont_a_in_b
+        } else {
+            self.cont_b_in_a
+        };
+        c.unwrap_or(0.0)
+    }
+
+    /// Words of the contained text: what keeping the container would take out.
+    pub fn words_contained(&self) -> u64 {
+        if self.a_is_contained() {
+            self.words_a
+        } else {
+            self.words_b
+        }
+    }
+
+    /// The figures a rule tests.
+    pub fn facts(&self) -> Facts<'_> {
+        let a = self.a_is_contained();
+        Facts {
+            cont: self.containment(),
+            res: self.resemblance,
+            words: self.words_contained(),
+            container_words: if a { self.words_b } else { self.words_a },
+            shared: self.shared,
+            source: if a { &self.source_a } else { &self.source_b },
+            container_source: if a { &self.source_b } else { &self.source_a },
+            verified: self.verified,
+        }
     }
 }
 
@@ -102,6 +161,9 @@ fn summarize(p: &ReviewPair, a: &DocMeta, b: &DocMeta) -> PairSummary {
         cont_a_in_b: finite(p.pair.cont_a_in_b),
         cont_b_in_a: finite(p.pair.cont_b_in_a),
         verified: p.pair.verified,
+        shared: p.pair.inter.into(),
+        words_a: a.words,
+        words_b: b.words,
         contained: p.contained().to_string(),
         status,
         decision: p.decision.clone(),
@@ -237,7 +299,7 @@ pub fn decide(
     decision: Decision,
     note: Option<&str>,
 ) -> Result<()> {
-    store.decide_pair(id, decision, note)?;
+    store.record_decisions(EntryKind::Pair, &id.to_string(), decision, note, &[id])?;
     collection::sync_collection(store, dir)?;
     Ok(())
 }

@@ -353,8 +353,15 @@ impl Store {
         )
         .at(&path)?;
         tx.execute(
-            "INSERT INTO decisions(pair, decision, note, decided_at) VALUES (?1, ?2, ?3, ?4)",
-            rusqlite::params![pair, d.decision, d.note, d.decided_at],
+            "INSERT INTO review_log(kind, target, decision, note, pairs, at)
+             VALUES ('pair', ?1, ?2, ?3, 1, ?4)",
+            rusqlite::params![pair.to_string(), d.decision, d.note, d.decided_at],
+        )
+        .at(&path)?;
+        tx.execute(
+            "INSERT INTO decisions(pair, decision, note, decided_at, entry)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![pair, d.decision, d.note, d.decided_at, tx.last_insert_rowid()],
         )
         .at(&path)?;
         if d.decision != "keep-both" {

@@ -5,6 +5,7 @@
 
 pub mod health;
 pub mod queries;
+pub mod review_log;
 pub mod skipped;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
@@ -110,6 +111,25 @@ ALTER TABLE documents ADD COLUMN relevance_terms TEXT;
     r#"
 ALTER TABLE documents ADD COLUMN format TEXT;
 "#,
+    // v7 (curation at scale): the review log — one entry per decision taken, on a pair, a
+    // cluster or a rule's pairs, undone as one. Decisions stored before it become one entry each.
+    r#"
+CREATE TABLE review_log (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    decision TEXT,
+    note TEXT,
+    pairs INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    undone_by INTEGER REFERENCES review_log(id)
+);
+ALTER TABLE decisions ADD COLUMN entry INTEGER REFERENCES review_log(id);
+INSERT INTO review_log(id, kind, target, decision, note, pairs, at)
+    SELECT id, 'pair', CAST(pair AS TEXT), decision, note, 1, decided_at FROM decisions;
+UPDATE decisions SET entry = id;
+CREATE INDEX decisions_entry ON decisions(entry);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -117,7 +137,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The tables a store at [`SCHEMA_VERSION`] holds; one missing means the file is not (or no
 /// longer) a whole store.
-pub const TABLES: [&str; 7] = [
+pub const TABLES: [&str; 8] = [
     "meta",
     "runs",
     "documents",
@@ -125,6 +145,7 @@ pub const TABLES: [&str; 7] = [
     "pairs",
     "urls",
     "decisions",
+    "review_log",
 ];
 
 /// Whether a SQLite error says the data itself is damaged, as opposed to the store being busy,

@@ -2,8 +2,8 @@
 //! build stages own, so both can change without touching each other).
 
 use crate::sign::Verdict;
-use crate::store::{nan_to_null, now, store_error, At, Outcome, Status, Store, StoredPair};
-use anyhow::{bail, Context, Result};
+use crate::store::{nan_to_null, At, Outcome, Status, Store, StoredPair};
+use anyhow::Result;
 use rusqlite::{params, OptionalExtension};
 
 /// A document's metadata without its text: what manifests, reports and listings need.
@@ -83,12 +83,20 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
     })
 }
 
-/// A curator's choice on a contained pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// A curator's choice on a contained pair. On a cluster, `keep-all` and `keep-container` say
+/// the same as `keep-both` and `drop-contained` said of each of its pairs.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Decision {
     /// Both texts stay.
+    #[value(alias = "keep-all")]
+    #[serde(alias = "keep-all")]
     KeepBoth,
     /// The text contained in the other leaves the collection.
+    #[value(alias = "keep-container")]
+    #[serde(alias = "keep-container")]
     DropContained,
     /// The text that contains the other leaves the collection.
     DropContainer,
@@ -169,6 +177,10 @@ pub struct DecisionRecord {
     pub note: Option<String>,
     /// When (seconds since the epoch).
     pub decided_at: String,
+    /// The review log entry that took it (`None` only in stores salvaged from damage).
+    pub entry: Option<i64>,
+    /// The entry that undid it, if one did.
+    pub undone_by: Option<i64>,
 }
 
 pub(crate) const PAIR_COLS: &str =
@@ -342,7 +354,9 @@ impl Store {
     /// The decision log of a pair, oldest first.
     pub fn decision_log(&self, pair: i64) -> Result<Vec<DecisionRecord>> {
         let mut stmt = self.conn.prepare(
-            "SELECT pair, decision, note, decided_at FROM decisions WHERE pair = ?1 ORDER BY id",
+            "SELECT d.pair, d.decision, d.note, d.decided_at, d.entry, e.undone_by
+             FROM decisions d LEFT JOIN review_log e ON e.id = d.entry
+             WHERE d.pair = ?1 ORDER BY d.id",
         ).at(&self.path)?;
         let rows = stmt
             .query_map([pair], |r| {
@@ -351,74 +365,12 @@ impl Store {
                     decision: r.get(1)?,
                     note: r.get(2)?,
                     decided_at: r.get(3)?,
+                    entry: r.get(4)?,
+                    undone_by: r.get(5)?,
                 })
             })
             .at(&self.path)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
-    }
-
-    /// Records a curator's decision on a contained pair and applies it, in one transaction.
-    ///
-    /// A changed decision first undoes what the earlier one dropped. Only a document still in
-    /// the collection can be dropped: a duplicate is out already and stays as it is.
-    pub fn decide_pair(
-        &mut self,
-        pair_id: i64,
-        decision: Decision,
-        note: Option<&str>,
-    ) -> Result<()> {
-        let p = match self.review_pair(pair_id)? {
-            Some(p) => p,
-            None => bail!(crate::error::BadInput(format!(
-                "{}: no pair {pair_id}",
-                self.path().display()
-            ))),
-        };
-        if p.pair.verdict != Verdict::Contained {
-            bail!(crate::error::BadInput(format!(
-                "pair {pair_id} is a {} pair, not one for review (only contained pairs are)",
-                p.pair.verdict.as_str()
-            )));
-        }
-        let at = now();
-        let tx = self.conn.transaction().at(&self.path)?;
-        tx.execute(
-            "UPDATE documents SET status = ?1, dropped_by = NULL, reason = NULL
-             WHERE dropped_by = ?2 AND status = ?3",
-            params![Status::Kept, pair_id, Status::Dropped],
-        )
-        .at(&self.path)?;
-        let drop = match decision {
-            Decision::KeepBoth => None,
-            Decision::DropContained => Some((p.contained(), p.container())),
-            Decision::DropContainer => Some((p.container(), p.contained())),
-        };
-        if let Some((gone, other)) = drop {
-            let reason = format!(
-                "review pair {pair_id}: {} (other text {other})",
-                decision.as_str()
-            );
-            tx.execute(
-                "UPDATE documents SET status = ?1, dropped_by = ?2, reason = ?3
-                 WHERE id = ?4 AND status = ?5",
-                params![Status::Dropped, pair_id, reason, gone, Status::Kept],
-            )
-            .at(&self.path)?;
-        }
-        tx.execute(
-            "UPDATE pairs SET decision = ?1, note = ?2, decided_at = ?3 WHERE id = ?4",
-            params![decision.as_str(), note, at, pair_id],
-        )
-        .at(&self.path)?;
-        tx.execute(
-            "INSERT INTO decisions(pair, decision, note, decided_at) VALUES (?1, ?2, ?3, ?4)",
-            params![pair_id, decision.as_str(), note, at],
-        )
-        .at(&self.path)?;
-        tx.commit()
-            .map_err(|e| store_error(&self.path, e))
-            .with_context(|| format!("{}: cannot save the decision", self.path().display()))?;
-        Ok(())
     }
 
     /// Writes the outcome of an update in one transaction: statuses of the newcomers and their

@@ -98,37 +98,6 @@ pub fn coefficients(arcs: &Arcs) -> (f64, f64, f64) {
     (asym / total, closed / total, ratio)
 }
 
-/// Connected components of the undirected closure, as sorted member lists.
-pub fn components(n: usize, arcs: &Arcs) -> Vec<Vec<u32>> {
-    let mut parent: Vec<u32> = (0..n as u32).collect();
-    fn find(p: &mut [u32], x: u32) -> u32 {
-        let mut r = x;
-        while p[r as usize] != r {
-            r = p[r as usize];
-        }
-        let mut y = x;
-        while p[y as usize] != r {
-            let next = p[y as usize];
-            p[y as usize] = r;
-            y = next;
-        }
-        r
-    }
-    for &(a, b) in arcs {
-        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-        if ra != rb {
-            parent[ra.max(rb) as usize] = ra.min(rb);
-        }
-    }
-    let mut groups: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    for x in 0..n as u32 {
-        let r = find(&mut parent, x);
-        groups.entry(r).or_default().push(x);
-    }
-    let mut out: Vec<Vec<u32>> = groups.into_values().filter(|g| g.len() > 1).collect();
-    out.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-    out
-}
 
 /// Maximal cliques of the undirected graph restricted to `members` (Bron–Kerbosch with pivot).
 pub fn cliques(members: &[u32], arcs: &Arcs) -> Vec<Vec<u32>> {
@@ -225,7 +194,7 @@ pub fn analyse(
     let run = run_method(docs, params, stop)?;
     let arcs = arcs(&run, t);
     let (asymmetry, transitivity, closed_paths) = coefficients(&arcs);
-    let comps = components(docs.len(), &arcs);
+    let comps = crate::dedup::components(docs.len(), arcs.iter().copied());
     let mut cl = Vec::new();
     let mut skipped = 0;
     for c in &comps {
@@ -325,7 +294,7 @@ mod tests {
     #[test]
     fn components_and_cliques_of_a_chain() {
         let chain = set(&[(0, 1), (1, 0), (1, 2), (2, 1), (3, 4)]);
-        let comps = components(6, &chain);
+        let comps = crate::dedup::components(6, chain.iter().copied());
         assert_eq!(comps, vec![vec![0, 1, 2], vec![3, 4]]);
         // The chain is one component but two cliques: the weak and the strong definition.
         assert_eq!(cliques(&comps[0], &chain), vec![vec![0, 1], vec![1, 2]]);

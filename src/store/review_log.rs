@@ -1,0 +1,386 @@
+//! The review log: every decision a curator (or a standing rule) takes is one entry — on one
+//! pair, on a cluster, or on every pair a rule picks — and an entry can be undone as one.
+//!
+//! What a pair's decision is, and which documents review drops, is derived from the log in one
+//! place ([`settle`]): a pair's decision is its latest decision whose entry is not undone, and a
+//! document is out of the collection while any decided pair drops it. So deciding, changing a
+//! decision, bulk rules and undo can never disagree about a document, whatever their order.
+
+use crate::sign::Verdict;
+use crate::store::queries::{pair_row, Decision, ReviewPair, PAIR_COLS};
+use crate::store::{now, store_error, At, Status, Store};
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+use std::path::Path;
+
+/// What an entry of the log decided on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    /// One pair (`review decide ID`, the page's pair view).
+    Pair,
+    /// The pending pairs of a cluster.
+    Cluster,
+    /// The pending pairs a `--where` rule picked.
+    Rule,
+    /// The pending pairs a standing rule of the topic picked, applied by build or update.
+    Standing,
+    /// The undoing of another entry.
+    Undo,
+}
+
+impl EntryKind {
+    /// The name stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Pair => "pair",
+            EntryKind::Cluster => "cluster",
+            EntryKind::Rule => "rule",
+            EntryKind::Standing => "standing",
+            EntryKind::Undo => "undo",
+        }
+    }
+
+    fn parse(s: &str) -> Option<EntryKind> {
+        Some(match s {
+            "pair" => EntryKind::Pair,
+            "cluster" => EntryKind::Cluster,
+            "rule" => EntryKind::Rule,
+            "standing" => EntryKind::Standing,
+            "undo" => EntryKind::Undo,
+            _ => return None,
+        })
+    }
+}
+
+/// One entry of the review log.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    /// Entry id (what `review undo` takes).
+    pub id: i64,
+    /// What it decided on.
+    pub kind: EntryKind,
+    /// The pair id, the cluster id, the rule as written, or the entry undone.
+    pub target: String,
+    /// The decision; `None` for an undo.
+    pub decision: Option<String>,
+    /// The curator's note.
+    pub note: Option<String>,
+    /// Pairs it decided (or, for an undo, pairs it gave back their earlier state).
+    pub pairs: i64,
+    /// When (seconds since the epoch).
+    pub at: String,
+    /// The entry that undid this one.
+    pub undone_by: Option<i64>,
+}
+
+/// What deciding or undoing changed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Applied {
+    /// The log entry written.
+    pub entry: i64,
+    /// Pairs decided (or restored).
+    pub pairs: usize,
+    /// Documents that left the collection.
+    pub dropped: usize,
+    /// Documents that came back.
+    pub restored: usize,
+}
+
+fn bad(msg: String) -> anyhow::Error {
+    anyhow::Error::new(crate::error::BadInput(msg))
+}
+
+impl Store {
+    /// Records one decision on many pairs as one log entry and applies it, in one transaction.
+    /// Every pair must be a contained pair.
+    pub fn record_decisions(
+        &mut self,
+        kind: EntryKind,
+        target: &str,
+        decision: Decision,
+        note: Option<&str>,
+        pairs: &[i64],
+    ) -> Result<Applied> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().at(&path)?;
+        for &id in pairs {
+            let verdict: Option<Verdict> = tx
+                .query_row("SELECT verdict FROM pairs WHERE id = ?1", [id], |r| r.get(0))
+                .optional()
+                .at(&path)?;
+            match verdict {
+                None => return Err(bad(format!("{}: no pair {id}", path.display()))),
+                Some(Verdict::Contained) => {}
+                Some(v) => {
+                    return Err(bad(format!(
+                        "pair {id} is a {} pair, not one for review (only contained pairs are)",
+                        v.as_str()
+                    )))
+                }
+            }
+        }
+        let at = now();
+        tx.execute(
+            "INSERT INTO review_log(kind, target, decision, note, pairs, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                kind.as_str(),
+                target,
+                decision.as_str(),
+                note,
+                pairs.len() as i64,
+                at
+            ],
+        )
+        .at(&path)?;
+        let entry = tx.last_insert_rowid();
+        {
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO decisions(pair, decision, note, decided_at, entry)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .at(&path)?;
+            for &id in pairs {
+                ins.execute(params![id, decision.as_str(), note, at, entry])
+                    .at(&path)?;
+            }
+        }
+        let (dropped, restored) = settle(&tx, &path, pairs)?;
+        tx.commit()
+            .map_err(|e| store_error(&path, e))
+            .with_context(|| format!("{}: cannot save the decision", path.display()))?;
+        Ok(Applied {
+            entry,
+            pairs: pairs.len(),
+            dropped,
+            restored,
+        })
+    }
+
+    /// Undoes an entry: each of its pairs goes back to its latest decision from an entry still
+    /// standing (or to undecided), and documents follow. The undo is itself an entry.
+    pub fn undo_entry(&mut self, entry: i64) -> Result<Applied> {
+        let path = self.path.clone();
+        let e = self
+            .review_log()?
+            .into_iter()
+            .find(|e| e.id == entry)
+            .ok_or_else(|| bad(format!("{}: no review log entry {entry}", path.display())))?;
+        if let Some(by) = e.undone_by {
+            return Err(bad(format!(
+                "entry {entry} was already undone by entry {by}"
+            )));
+        }
+        if e.kind == EntryKind::Undo {
+            return Err(bad(format!(
+                "entry {entry} is an undo; decide again instead of undoing an undo"
+            )));
+        }
+        let tx = self.conn.transaction().at(&path)?;
+        let pairs: Vec<i64> = {
+            let mut stmt = tx
+                .prepare("SELECT DISTINCT pair FROM decisions WHERE entry = ?1 ORDER BY pair")
+                .at(&path)?;
+            let rows = stmt.query_map([entry], |r| r.get(0)).at(&path)?;
+            rows.collect::<rusqlite::Result<Vec<i64>>>().at(&path)?
+        };
+        tx.execute(
+            "INSERT INTO review_log(kind, target, decision, note, pairs, at)
+             VALUES (?1, ?2, NULL, NULL, ?3, ?4)",
+            params![
+                EntryKind::Undo.as_str(),
+                entry.to_string(),
+                pairs.len() as i64,
+                now()
+            ],
+        )
+        .at(&path)?;
+        let undo = tx.last_insert_rowid();
+        tx.execute(
+            "UPDATE review_log SET undone_by = ?1 WHERE id = ?2",
+            params![undo, entry],
+        )
+        .at(&path)?;
+        let (dropped, restored) = settle(&tx, &path, &pairs)?;
+        tx.commit()
+            .map_err(|e| store_error(&path, e))
+            .with_context(|| format!("{}: cannot save the undo", path.display()))?;
+        Ok(Applied {
+            entry: undo,
+            pairs: pairs.len(),
+            dropped,
+            restored,
+        })
+    }
+
+    /// The review log, oldest first.
+    pub fn review_log(&self) -> Result<Vec<LogEntry>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, kind, target, decision, note, pairs, at, undone_by
+                 FROM review_log ORDER BY id",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                let kind: String = r.get(1)?;
+                Ok(LogEntry {
+                    id: r.get(0)?,
+                    kind: EntryKind::parse(&kind).ok_or_else(|| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            1,
+                            rusqlite::types::Type::Text,
+                            format!("unknown review log kind {kind:?}").into(),
+                        )
+                    })?,
+                    target: r.get(2)?,
+                    decision: r.get(3)?,
+                    note: r.get(4)?,
+                    pairs: r.get(5)?,
+                    at: r.get(6)?,
+                    undone_by: r.get(7)?,
+                })
+            })
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+}
+
+fn pairs_of(conn: &Connection, path: &Path, doc: &str) -> Result<Vec<ReviewPair>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
+        ))
+        .at(path)?;
+    let rows = stmt.query_map([doc], pair_row).at(path)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().at(path)
+}
+
+/// The document a decided pair takes out of the collection, if any.
+pub fn dropped_by_decision(p: &ReviewPair) -> Option<&str> {
+    match p.decision.as_deref().and_then(Decision::parse)? {
+        Decision::KeepBoth => None,
+        Decision::DropContained => Some(p.contained()),
+        Decision::DropContainer => Some(p.container()),
+    }
+}
+
+/// Brings the given pairs' decisions and their documents' statuses in line with the log.
+/// Returns (documents dropped, documents restored).
+fn settle(conn: &Connection, path: &Path, pairs: &[i64]) -> Result<(usize, usize)> {
+    let mut docs: Vec<String> = Vec::new();
+    let mut seen: FxHashSet<String> = FxHashSet::default();
+    {
+        let mut latest = conn
+            .prepare_cached(
+                "SELECT d.decision, d.note, d.decided_at FROM decisions d
+                 LEFT JOIN review_log e ON e.id = d.entry
+                 WHERE d.pair = ?1 AND e.undone_by IS NULL ORDER BY d.id DESC LIMIT 1",
+            )
+            .at(path)?;
+        let mut set = conn
+            .prepare_cached(
+                "UPDATE pairs SET decision = ?1, note = ?2, decided_at = ?3 WHERE id = ?4",
+            )
+            .at(path)?;
+        let mut ends = conn
+            .prepare_cached("SELECT a, b FROM pairs WHERE id = ?1")
+            .at(path)?;
+        for &id in pairs {
+            let now: Option<(String, Option<String>, String)> = latest
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+                .at(path)?;
+            let (d, n, at) = match now {
+                Some((d, n, at)) => (Some(d), n, Some(at)),
+                None => (None, None, None),
+            };
+            set.execute(params![d, n, at, id]).at(path)?;
+            let (a, b): (String, String) =
+                ends.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).at(path)?;
+            for x in [a, b] {
+                if seen.insert(x.clone()) {
+                    docs.push(x);
+                }
+            }
+        }
+    }
+    let (mut dropped, mut restored) = (0, 0);
+    for doc in &docs {
+        let state: Option<(Status, Option<i64>)> = conn
+            .query_row(
+                "SELECT status, dropped_by FROM documents WHERE id = ?1",
+                [doc],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .at(path)?;
+        let Some((status, by)) = state else { continue };
+        let droppers: Vec<ReviewPair> = pairs_of(conn, path, doc)?
+            .into_iter()
+            .filter(|p| {
+                p.pair.verdict == Verdict::Contained && dropped_by_decision(p) == Some(doc)
+            })
+            .collect();
+        let still_dropped_by_same = by.is_some_and(|b| droppers.iter().any(|p| p.pair.id == b));
+        match droppers.first() {
+            // Only a text in the collection can be dropped: a duplicate is out already.
+            Some(p) if status == Status::Kept || (status == Status::Dropped && !still_dropped_by_same) => {
+                let decision = p.decision.as_deref().unwrap_or_default();
+                let other = if p.contained() == doc {
+                    p.container()
+                } else {
+                    p.contained()
+                };
+                conn.execute(
+                    "UPDATE documents SET status = ?1, dropped_by = ?2, reason = ?3 WHERE id = ?4",
+                    params![
+                        Status::Dropped,
+                        p.pair.id,
+                        format!("review pair {}: {decision} (other text {other})", p.pair.id),
+                        doc
+                    ],
+                )
+                .at(path)?;
+                if status == Status::Kept {
+                    dropped += 1;
+                }
+            }
+            None if status == Status::Dropped && by.is_some() => {
+                conn.execute(
+                    "UPDATE documents SET status = ?1, dropped_by = NULL, reason = NULL
+                     WHERE id = ?2",
+                    params![Status::Kept, doc],
+                )
+                .at(path)?;
+                restored += 1;
+            }
+            _ => {}
+        }
+    }
+    Ok((dropped, restored))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip() {
+        for k in [
+            EntryKind::Pair,
+            EntryKind::Cluster,
+            EntryKind::Rule,
+            EntryKind::Standing,
+            EntryKind::Undo,
+        ] {
+            assert_eq!(EntryKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(EntryKind::parse("bulk"), None);
+    }
+}
