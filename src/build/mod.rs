@@ -135,14 +135,16 @@ fn build_in(
 
     let started = std::time::Instant::now();
     dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup)?;
+    let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::write_collection(&store, topic, &out)?;
     progress.stage(
         "dedup",
         &format!(
-            "{} texts compared, {} duplicates, {} contained pairs; {} in the collection",
+            "{} texts compared, {} duplicates, {} contained pairs{}; {} in the collection",
             totals.kept + totals.duplicates + totals.dropped,
             totals.duplicates,
             totals.contained_pairs,
+            crate::review::queue::standing_summary(&ruled),
             totals.kept
         ),
         started,
@@ -306,5 +308,6 @@ fn stored_pair(id_a: &str, id_b: &str, p: &Pair) -> StoredPair {
         cont_b_in_a: ba,
         verdict: p.verdict,
         verified: p.verified,
+        shared: p.shared,
     }
 }

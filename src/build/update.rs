@@ -145,6 +145,18 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     )?;
     let compare_seconds = started.elapsed().as_secs_f64();
     testhooks::pause("dedup");
+    let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
+    if !ruled.is_empty() {
+        progress.stage(
+            "review",
+            &format!(
+                "standing rules{}",
+                crate::review::queue::standing_summary(&ruled)
+            ),
+            started,
+            None,
+        );
+    }
     let totals = collection::sync_collection(&store, &out)?;
     store.set_meta("update_state", "complete")?;
     store.finish_run(run, "ok")?;

@@ -4,7 +4,8 @@
 use crate::build::update::{self, Lookup, UpdateOptions};
 use crate::collection::{self, Format};
 use crate::error::bad_input;
-use crate::review::{self, PairStatus};
+use crate::review::{self, queue, PairStatus};
+use crate::rule::Rule;
 use crate::store::queries::Decision;
 use crate::topic::Topic;
 use anyhow::{Context, Result};
@@ -84,28 +85,59 @@ enum ListStatus {
 
 #[derive(Debug, Subcommand)]
 enum ReviewCommand {
-    /// List contained pairs (default: pending ones).
+    /// List the queue: clusters of contained pairs, most words at stake first (`--pairs`: one
+    /// row per pair, by id).
     List {
         /// pending, decided, moot or all.
         #[arg(long, value_enum, default_value_t = ListStatus::Pending)]
         status: ListStatus,
+        /// One row per pair instead of one per cluster.
+        #[arg(long)]
+        pairs: bool,
     },
     /// Show both texts of a pair with the shared passages marked [[like this]].
     Show {
         /// Pair id.
         id: i64,
     },
-    /// Decide a pair: keep-both, drop-contained or drop-container.
-    Decide {
-        /// Pair id.
+    /// Show a cluster: its texts (containers first) and its pairs.
+    Cluster {
+        /// Cluster id (the first column of `review list`).
         id: i64,
-        /// keep-both, drop-contained or drop-container.
+    },
+    /// Decide a pair, a whole cluster (`--cluster`), or every pending pair a rule picks
+    /// (`--where`); each is one entry of the review log, undone with `review undo`.
+    #[command(allow_missing_positional = true)]
+    Decide {
+        /// Pair id (leave out with --cluster or --where).
+        id: Option<i64>,
+        /// keep-both, drop-contained or drop-container; on a cluster also keep-all
+        /// (= keep-both) and keep-container (= drop-contained).
         #[arg(value_enum)]
         decision: Decision,
+        /// Decide the pending pairs of this cluster.
+        #[arg(long, conflicts_with_all = ["id", "rule"])]
+        cluster: Option<i64>,
+        /// Decide every pending pair this rule picks. It tests cont (containment of the
+        /// contained text), res, words (of the contained text), container_words, shared
+        /// (shingles), source, container_source, verified; with < <= > >= == !=, and, or, not
+        /// and parentheses.
+        #[arg(long = "where", value_name = "EXPR", conflicts_with = "id")]
+        rule: Option<String>,
+        /// Print what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
         /// Why (stored with the decision).
         #[arg(long)]
         note: Option<String>,
     },
+    /// Undo one entry of the review log (a pair, cluster or rule decision) as a whole.
+    Undo {
+        /// Entry id (the first column of `review log`).
+        entry: i64,
+    },
+    /// The review log: every decision taken, by hand or by a standing rule.
+    Log,
 }
 
 /// `collect explain`.
@@ -186,15 +218,52 @@ fn fmt_opt(x: Option<f64>) -> String {
 pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
     let dir = &a.collection;
     match &a.command {
-        ReviewCommand::List { status } => {
-            let filter = match status {
-                ListStatus::Pending => Some(PairStatus::Pending),
-                ListStatus::Decided => Some(PairStatus::Decided),
-                ListStatus::Moot => Some(PairStatus::Moot),
-                ListStatus::All => None,
-            };
+        ReviewCommand::List {
+            status,
+            pairs: false,
+        } => {
             let store = review::open_collection(dir)?;
-            let list = review::list(&store, filter)?;
+            let clusters = queue::list_clusters(&store)?;
+            let shown = clusters
+                .iter()
+                .filter(|c| status.filter().is_none_or(|f| f == c.status));
+            if json {
+                for c in shown {
+                    println!("{}", serde_json::to_string(c)?);
+                }
+            } else {
+                println!("cluster\tstatus\tpairs\tpending\ttexts\twords_at_stake\tmax_cont\tcontainer\ttitle");
+                for c in shown {
+                    let top = &c.members[0];
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{}\t{}",
+                        c.id,
+                        status_name(c.status),
+                        c.pairs.len(),
+                        c.pending.len(),
+                        c.members.len(),
+                        c.words_at_stake,
+                        c.max_cont,
+                        top.id,
+                        top.title.as_deref().unwrap_or("-")
+                    );
+                }
+            }
+            if !quiet {
+                let left = queue::left(&clusters);
+                eprintln!(
+                    "left: {} clusters, {} pairs, {} words at stake; `collect review cluster ID` shows one, `collect review decide --cluster ID keep-container|keep-all` settles it",
+                    left.clusters, left.pairs, left.words
+                );
+            }
+            Ok(())
+        }
+        ReviewCommand::List {
+            status,
+            pairs: true,
+        } => {
+            let store = review::open_collection(dir)?;
+            let list = review::list(&store, status.filter())?;
             if json {
                 for p in &list {
                     println!("{}", serde_json::to_string(p)?);
@@ -205,7 +274,7 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
                     println!(
                         "{}\t{}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
                         p.id,
-                        serde_json::to_value(p.status)?.as_str().unwrap_or(""),
+                        status_name(p.status),
                         p.a,
                         p.b,
                         p.resemblance,
@@ -282,21 +351,197 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        ReviewCommand::Decide { id, decision, note } => {
-            let d = *decision;
-            let mut store = review::open_collection_mut(dir)?;
-            review::decide(&mut store, dir, *id, d, note.as_deref())?;
+        ReviewCommand::Cluster { id } => {
+            let store = review::open_collection(dir)?;
+            let all = review::list(&store, None)?;
+            let c = queue::clusters(&all)
+                .into_iter()
+                .find(|c| c.id == *id)
+                .ok_or_else(|| bad_input(format!("{}: no cluster {id}", dir.display())))?;
+            let pairs: Vec<&review::PairSummary> =
+                all.iter().filter(|p| c.pairs.contains(&p.id)).collect();
             if json {
+                let mut v = serde_json::to_value(&c)?;
+                v["pair_rows"] = serde_json::to_value(&pairs)?;
+                println!("{v}");
+                return Ok(());
+            }
+            println!(
+                "cluster {}: {} · {} pairs ({} pending) · {} texts · {} words at stake · max containment {:.3}",
+                c.id,
+                status_name(c.status),
+                c.pairs.len(),
+                c.pending.len(),
+                c.members.len(),
+                c.words_at_stake,
+                c.max_cont
+            );
+            println!("\nrole\tdoc\twords\tcont\tsource\ttitle");
+            for m in &c.members {
                 println!(
-                    "{}",
-                    serde_json::to_string(&review::show(&store, *id)?.summary)?
+                    "{}\t{}\t{}\t{}\t{}\t{}",
+                    serde_json::to_value(m.role)?.as_str().unwrap_or(""),
+                    m.id,
+                    m.words,
+                    m.cont.map_or("-".into(), |v| format!("{v:.3}")),
+                    m.source,
+                    m.title.as_deref().unwrap_or("-")
                 );
+            }
+            println!("\npair\tstatus\tcontained\tcontainer\tcont\tres\tshared\tdecision");
+            for p in pairs {
+                println!(
+                    "{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}",
+                    p.id,
+                    status_name(p.status),
+                    p.contained,
+                    p.container(),
+                    p.containment(),
+                    p.resemblance,
+                    p.shared,
+                    p.decision.as_deref().unwrap_or("-")
+                );
+            }
+            Ok(())
+        }
+        ReviewCommand::Decide {
+            id,
+            decision,
+            cluster,
+            rule,
+            dry_run,
+            note,
+        } => {
+            let d = *decision;
+            let note = note.as_deref();
+            let mut store = if *dry_run {
+                review::open_collection(dir)?
+            } else {
+                review::open_collection_mut(dir)?
+            };
+            let bulk = match (id, cluster, rule) {
+                (_, Some(c), _) => queue::decide_cluster(&mut store, dir, *c, d, note, *dry_run)?,
+                (_, _, Some(text)) => {
+                    let r = Rule::parse(text)
+                        .map_err(|e| bad_input(format!("--where `{text}`: {e}")))?;
+                    queue::decide_where(&mut store, dir, &r, d, note, *dry_run)?
+                }
+                (Some(id), None, None) => {
+                    if *dry_run {
+                        let s = review::show(&store, *id)?.summary;
+                        queue::plan_pair(&s, d)
+                    } else {
+                        review::decide(&mut store, dir, *id, d, note)?;
+                        if json {
+                            println!(
+                                "{}",
+                                serde_json::to_string(&review::show(&store, *id)?.summary)?
+                            );
+                        } else if !quiet {
+                            eprintln!("pair {id}: {} saved and applied", d.as_str());
+                        }
+                        return Ok(());
+                    }
+                }
+                (None, None, None) => {
+                    return Err(bad_input(
+                        "review decide: give a pair id, --cluster ID or --where EXPR",
+                    ))
+                }
+            };
+            print_bulk(&bulk, *dry_run, quiet, json)
+        }
+        ReviewCommand::Undo { entry } => {
+            let mut store = review::open_collection_mut(dir)?;
+            let a = queue::undo(&mut store, dir, *entry)?;
+            if json {
+                println!("{}", serde_json::to_string(&a)?);
             } else if !quiet {
-                eprintln!("pair {id}: {} saved and applied", d.as_str());
+                eprintln!(
+                    "entry {}: undid entry {entry}; {} pairs back to their earlier decision (or pending), {} texts back in the collection, {} out",
+                    a.entry, a.pairs, a.restored, a.dropped
+                );
+            }
+            Ok(())
+        }
+        ReviewCommand::Log => {
+            let store = review::open_collection(dir)?;
+            let log = store.review_log()?;
+            if json {
+                for e in &log {
+                    println!("{}", serde_json::to_string(e)?);
+                }
+                return Ok(());
+            }
+            println!("entry\tkind\ttarget\tdecision\tpairs\tat\tundone_by\tnote");
+            for e in &log {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    e.id,
+                    e.kind.as_str(),
+                    e.target,
+                    e.decision.as_deref().unwrap_or("-"),
+                    e.pairs,
+                    e.at,
+                    e.undone_by.map(|u| u.to_string()).unwrap_or("-".into()),
+                    e.note.as_deref().unwrap_or("-")
+                );
             }
             Ok(())
         }
     }
+}
+
+fn status_name(s: PairStatus) -> &'static str {
+    match s {
+        PairStatus::Pending => "pending",
+        PairStatus::Decided => "decided",
+        PairStatus::Moot => "moot",
+    }
+}
+
+impl ListStatus {
+    fn filter(self) -> Option<PairStatus> {
+        match self {
+            ListStatus::Pending => Some(PairStatus::Pending),
+            ListStatus::Decided => Some(PairStatus::Decided),
+            ListStatus::Moot => Some(PairStatus::Moot),
+            ListStatus::All => None,
+        }
+    }
+}
+
+fn print_bulk(b: &queue::Bulk, dry_run: bool, quiet: bool, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(b)?);
+        return Ok(());
+    }
+    if dry_run {
+        println!("pair");
+        for p in &b.pairs {
+            println!("{p}");
+        }
+    }
+    if quiet {
+        return Ok(());
+    }
+    let what = format!(
+        "{} pending pairs {} ({}): {} texts {} the collection ({} words)",
+        b.pairs.len(),
+        b.decision.as_str(),
+        b.target,
+        b.drops.len(),
+        if dry_run { "would leave" } else { "left" },
+        b.words_dropped
+    );
+    match (dry_run, b.entry) {
+        (true, _) => eprintln!("dry run, nothing changed: {what}"),
+        (false, Some(e)) => {
+            eprintln!("entry {e}: {what}; undo with `collect review undo {e}`")
+        }
+        (false, None) => eprintln!("no pending pair matched: nothing changed"),
+    }
+    Ok(())
 }
 
 /// Runs `collect explain`.

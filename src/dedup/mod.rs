@@ -39,6 +39,9 @@ pub struct Pair {
     /// When `verified`: share of the shorter text's words in passages copied from the other
     /// (runs of at least [`GreyZone::passage_words`] words); 0 otherwise.
     pub copied: f64,
+    /// Shingles the two texts share: counted when the scores are exact, else estimated from
+    /// the shared signature elements ([`shared_shingles`]). What `weak` and review rules read.
+    pub shared: u64,
 }
 
 /// Canonical texts by document index, for the pairs verified on the full texts.
@@ -87,34 +90,32 @@ pub fn find_pairs(
     }
     for p in &mut pairs {
         let exact = p.verified || triage.both_exact(p);
-        p.verdict = weigh(p.verdict, p.scores.inter, exact, detector, thresholds);
+        p.shared = shared_shingles(p.scores.inter, exact, detector);
+        p.verdict = weigh(p.verdict, p.shared, thresholds);
     }
     Ok(pairs)
 }
 
-/// A judged pair's verdict once its evidence is weighed: a `contained` pair whose texts share
-/// (`inter` elements) fewer than `min_shared_shingles` shingles is `weak` (docs/method.md
-/// §6.3). `exact` says `inter` counts shingles (full texts or full indexes), not sampled
-/// signature elements.
-pub fn weigh(
-    verdict: Verdict,
-    inter: u32,
-    exact: bool,
-    detector: &dyn Detector,
-    t: &Thresholds,
-) -> Verdict {
-    if verdict != Verdict::Contained {
-        return verdict;
-    }
+/// Shingles two texts share, from `inter` shared elements: `exact` says they count shingles
+/// (full texts or full indexes), else each sampled element stands for
+/// [`Detector::shingles_per_element`] shingles.
+pub fn shared_shingles(inter: u32, exact: bool, detector: &dyn Detector) -> u64 {
     let per_element = if exact {
         1.0
     } else {
         detector.shingles_per_element()
     };
-    if f64::from(inter) * per_element < t.min_shared_shingles {
+    (f64::from(inter) * per_element).round() as u64
+}
+
+/// A judged pair's verdict once its evidence is weighed: a `contained` pair whose texts share
+/// fewer than `min_shared_shingles` shingles ([`shared_shingles`]) is `weak` (docs/method.md
+/// §6.3).
+pub fn weigh(verdict: Verdict, shared: u64, t: &Thresholds) -> Verdict {
+    if verdict == Verdict::Contained && (shared as f64) < t.min_shared_shingles {
         Verdict::Weak
     } else {
-        Verdict::Contained
+        verdict
     }
 }
 
@@ -175,6 +176,7 @@ fn judge_pairs(
                 verdict,
                 verified: false,
                 copied: 0.0,
+                shared: 0,
             }
         })
         .collect()
@@ -273,25 +275,15 @@ mod tests {
             ..thresholds()
         };
         // One shared mod-25 element stands for about 25 shingles: enough when sampled.
-        assert_eq!(
-            weigh(Verdict::Contained, 1, false, &det, &t),
-            Verdict::Contained
-        );
+        assert_eq!(shared_shingles(1, false, &det), 25);
+        let w = |inter, exact, v| weigh(v, shared_shingles(inter, exact, &det), &t);
+        assert_eq!(w(1, false, Verdict::Contained), Verdict::Contained);
         // Counted exactly (verified, or two full indexes), 2 shingles are not.
-        assert_eq!(weigh(Verdict::Contained, 2, true, &det, &t), Verdict::Weak);
-        assert_eq!(
-            weigh(Verdict::Contained, 20, true, &det, &t),
-            Verdict::Contained
-        );
+        assert_eq!(w(2, true, Verdict::Contained), Verdict::Weak);
+        assert_eq!(w(20, true, Verdict::Contained), Verdict::Contained);
         // Only contained pairs are weighed.
-        assert_eq!(
-            weigh(Verdict::Duplicate, 2, true, &det, &t),
-            Verdict::Duplicate
-        );
-        assert_eq!(
-            weigh(Verdict::Different, 2, true, &det, &t),
-            Verdict::Different
-        );
+        assert_eq!(w(2, true, Verdict::Duplicate), Verdict::Duplicate);
+        assert_eq!(w(2, true, Verdict::Different), Verdict::Different);
     }
 
     fn grey() -> GreyZone {

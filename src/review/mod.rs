@@ -161,7 +161,7 @@ fn summarize(p: &ReviewPair, a: &DocMeta, b: &DocMeta) -> PairSummary {
         cont_a_in_b: finite(p.pair.cont_a_in_b),
         cont_b_in_a: finite(p.pair.cont_b_in_a),
         verified: p.pair.verified,
-        shared: p.pair.inter.into(),
+        shared: p.pair.shared,
         words_a: a.words,
         words_b: b.words,
         contained: p.contained().to_string(),

@@ -241,6 +241,11 @@ fn plan(target: String, decision: Decision, picked: &[&PairSummary]) -> Bulk {
     }
 }
 
+/// What deciding one pair would change (`review decide ID … --dry-run`).
+pub fn plan_pair(pair: &PairSummary, decision: Decision) -> Bulk {
+    plan(format!("pair {}", pair.id), decision, &[pair])
+}
+
 fn apply(
     store: &mut Store,
     dir: &Path,
@@ -330,6 +335,22 @@ pub fn apply_standing_rules(store: &mut Store, rules: &[StandingRule]) -> Result
         out.push(bulk);
     }
     Ok(out)
+}
+
+/// `, N pairs decided by standing rules (entries …)` for a stage line; empty when none matched.
+pub fn standing_summary(ruled: &[Bulk]) -> String {
+    if ruled.is_empty() {
+        return String::new();
+    }
+    let pairs: usize = ruled.iter().map(|b| b.pairs.len()).sum();
+    let entries: Vec<String> = ruled
+        .iter()
+        .filter_map(|b| b.entry.map(|e| e.to_string()))
+        .collect();
+    format!(
+        ", {pairs} pairs decided by standing rules (review log entries {})",
+        entries.join(", ")
+    )
 }
 
 /// Undoes one entry of the log and brings the collection directory in line.

@@ -129,6 +129,7 @@ INSERT INTO review_log(id, kind, target, decision, note, pairs, at)
     SELECT id, 'pair', CAST(pair AS TEXT), decision, note, 1, decided_at FROM decisions;
 UPDATE decisions SET entry = id;
 CREATE INDEX decisions_entry ON decisions(entry);
+ALTER TABLE pairs ADD COLUMN shared INTEGER;
 "#,
 ];
 
@@ -359,6 +360,8 @@ pub struct StoredPair {
     pub verdict: Verdict,
     /// Whether scores come from the full shingle index.
     pub verified: bool,
+    /// Shingles the texts share (counted or estimated: `dedup::shared_shingles`).
+    pub shared: u64,
 }
 
 /// An open collection store.
@@ -730,25 +733,13 @@ impl Store {
     pub fn pairs(&self) -> Result<Vec<StoredPair>> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified
-             FROM pairs ORDER BY a, b",
-            )
+            .prepare(&format!(
+                "SELECT {} FROM pairs ORDER BY a, b",
+                queries::PAIR_COLS
+            ))
             .at(&self.path)?;
         let rows = stmt
-            .query_map([], |r| {
-                Ok(StoredPair {
-                    id: r.get(0)?,
-                    a: r.get(1)?,
-                    b: r.get(2)?,
-                    inter: r.get(3)?,
-                    resemblance: r.get(4)?,
-                    cont_a_in_b: r.get::<_, Option<f64>>(5)?.unwrap_or(f64::NAN),
-                    cont_b_in_a: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
-                    verdict: r.get(7)?,
-                    verified: r.get::<_, i64>(8)? != 0,
-                })
-            })
+            .query_map([], |r| queries::pair_row(r).map(|p| p.pair))
             .at(&self.path)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
@@ -968,11 +959,11 @@ fn write_dedup(
             .at(path)?;
     }
     let mut ins = tx.prepare_cached(
-        "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run, shared)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT(a, b) DO UPDATE SET inter = excluded.inter, resemblance = excluded.resemblance,
             cont_a_in_b = excluded.cont_a_in_b, cont_b_in_a = excluded.cont_b_in_a,
-            verdict = excluded.verdict, verified = excluded.verified",
+            verdict = excluded.verdict, verified = excluded.verified, shared = excluded.shared",
     ).at(path)?;
     for p in pairs {
         ins.execute(params![
@@ -984,7 +975,8 @@ fn write_dedup(
             nan_to_null(p.cont_b_in_a),
             p.verdict,
             p.verified as i64,
-            run
+            run,
+            p.shared as i64
         ])
         .at(path)?;
     }
@@ -992,10 +984,10 @@ fn write_dedup(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn doc(id: &str, text: &str) -> Document {
+    pub(super) fn doc(id: &str, text: &str) -> Document {
         Document {
             id: id.into(),
             source: "local".into(),
@@ -1063,6 +1055,7 @@ mod tests {
             cont_b_in_a: f64::NAN,
             verdict: Verdict::Duplicate,
             verified: false,
+            shared: 1,
         };
         s.record_dedup(
             run,

@@ -185,7 +185,7 @@ pub struct DecisionRecord {
 
 pub(crate) const PAIR_COLS: &str =
     "id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified,
-    decision, note, decided_at";
+    decision, note, decided_at, shared";
 
 pub(crate) fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewPair> {
     Ok(ReviewPair {
@@ -199,6 +199,11 @@ pub(crate) fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewPair> {
             cont_b_in_a: r.get::<_, Option<f64>>(6)?.unwrap_or(f64::NAN),
             verdict: r.get(7)?,
             verified: r.get::<_, i64>(8)? != 0,
+            // Stores older than the column: the shared elements are the best figure they hold.
+            shared: r
+                .get::<_, Option<i64>>(12)?
+                .map_or(r.get::<_, i64>(3)?, |s| s)
+                .max(0) as u64,
         },
         decision: r.get(9)?,
         note: r.get(10)?,
@@ -391,8 +396,8 @@ impl Store {
                     .at(&self.path)?;
             }
             let mut ins = tx.prepare_cached(
-                "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(a, b) DO NOTHING",
+                "INSERT INTO pairs(a, b, inter, resemblance, cont_a_in_b, cont_b_in_a, verdict, verified, run, shared)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT(a, b) DO NOTHING",
             ).at(&self.path)?;
             for p in pairs {
                 ins.execute(params![
@@ -404,7 +409,8 @@ impl Store {
                     nan_to_null(p.cont_b_in_a),
                     p.verdict,
                     p.verified as i64,
-                    run
+                    run,
+                    p.shared as i64
                 ])
                 .at(&self.path)?;
             }

@@ -369,6 +369,118 @@ fn settle(conn: &Connection, path: &Path, pairs: &[i64]) -> Result<(usize, usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{Outcome, StoredPair};
+
+    /// A store where `x` is contained in `y` (pair 1) and in `z` (pair 2), and `y` in `z` (pair 3).
+    fn chain() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        let docs: Vec<_> = ["x", "y", "z"]
+            .iter()
+            .map(|id| (crate::store::tests::doc(id, "t"), vec![1]))
+            .collect();
+        s.insert_documents(run, &docs).unwrap();
+        let contained = |a: &str, b: &str| StoredPair {
+            id: 0,
+            a: a.into(),
+            b: b.into(),
+            inter: 30,
+            resemblance: 0.3,
+            cont_a_in_b: 0.9,
+            cont_b_in_a: 0.2,
+            verdict: Verdict::Contained,
+            verified: false,
+            shared: 750,
+        };
+        let kept = |id: &str| Outcome {
+            id: id.into(),
+            status: Status::Kept,
+            duplicate_of: None,
+        };
+        s.record_dedup(
+            run,
+            &[kept("x"), kept("y"), kept("z")],
+            &[contained("x", "y"), contained("x", "z"), contained("y", "z")],
+        )
+        .unwrap();
+        (dir, s)
+    }
+
+    fn status(s: &Store, id: &str) -> (Status, Option<i64>) {
+        let m = s.document_meta(id).unwrap().unwrap();
+        (m.status, m.dropped_by)
+    }
+
+    #[test]
+    fn a_text_stays_out_while_any_decision_drops_it() {
+        let (_d, mut s) = chain();
+        let one = s
+            .record_decisions(EntryKind::Pair, "1", Decision::DropContained, None, &[1])
+            .unwrap();
+        assert_eq!((one.dropped, one.restored), (1, 0));
+        assert_eq!(status(&s, "x"), (Status::Dropped, Some(1)));
+        // Pair 2 drops x as well; changing pair 1 to keep-both must not bring x back.
+        s.record_decisions(EntryKind::Pair, "2", Decision::DropContained, None, &[2])
+            .unwrap();
+        let back = s
+            .record_decisions(EntryKind::Pair, "1", Decision::KeepBoth, None, &[1])
+            .unwrap();
+        assert_eq!(back.restored, 0);
+        assert_eq!(status(&s, "x"), (Status::Dropped, Some(2)));
+        s.record_decisions(EntryKind::Pair, "2", Decision::KeepBoth, None, &[2])
+            .unwrap();
+        assert_eq!(status(&s, "x"), (Status::Kept, None));
+    }
+
+    #[test]
+    fn a_bulk_entry_is_undone_as_one_and_earlier_decisions_return() {
+        let (_d, mut s) = chain();
+        s.record_decisions(EntryKind::Pair, "3", Decision::KeepBoth, Some("chapters"), &[3])
+            .unwrap();
+        let bulk = s
+            .record_decisions(
+                EntryKind::Rule,
+                "cont >= 0.9",
+                Decision::DropContained,
+                None,
+                &[1, 2, 3],
+            )
+            .unwrap();
+        assert_eq!((bulk.pairs, bulk.dropped), (3, 2));
+        assert_eq!(status(&s, "y").0, Status::Dropped);
+        let undo = s.undo_entry(bulk.entry).unwrap();
+        assert_eq!((undo.pairs, undo.restored), (3, 2));
+        assert_eq!(status(&s, "x"), (Status::Kept, None));
+        // Pair 3 goes back to the decision before the rule, with its note; 1 and 2 to pending.
+        let p3 = s.review_pair(3).unwrap().unwrap();
+        assert_eq!(p3.decision.as_deref(), Some("keep-both"));
+        assert_eq!(p3.note.as_deref(), Some("chapters"));
+        assert!(s.review_pair(1).unwrap().unwrap().decision.is_none());
+        let log = s.review_log().unwrap();
+        assert_eq!(log.len(), 3);
+        assert_eq!(log[1].undone_by, Some(undo.entry));
+        assert_eq!(log[2].kind, EntryKind::Undo);
+        assert_eq!(log[2].target, bulk.entry.to_string());
+        // History keeps the undone decisions, marked.
+        let hist = s.decision_log(1).unwrap();
+        assert_eq!(hist.len(), 1);
+        assert_eq!(hist[0].undone_by, Some(undo.entry));
+        // Twice, or an undo itself: refused, nothing changes.
+        assert!(s.undo_entry(bulk.entry).is_err());
+        assert!(s.undo_entry(undo.entry).is_err());
+        assert!(s.undo_entry(99).is_err());
+    }
+
+    #[test]
+    fn only_contained_pairs_are_decided_and_a_refusal_changes_nothing() {
+        let (_d, mut s) = chain();
+        assert!(s
+            .record_decisions(EntryKind::Rule, "r", Decision::DropContained, None, &[1, 42])
+            .is_err());
+        assert_eq!(status(&s, "x").0, Status::Kept);
+        assert!(s.review_log().unwrap().is_empty());
+    }
 
     #[test]
     fn kinds_round_trip() {

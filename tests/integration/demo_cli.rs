@@ -114,6 +114,7 @@ fn demo_builds_a_collection_worth_keeping_and_serves_its_review_page() {
             "--json",
             "review",
             "list",
+            "--pairs",
             "--collection",
             out.to_str().unwrap(),
         ],

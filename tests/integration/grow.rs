@@ -111,7 +111,7 @@ fn build_update_twice_review_and_export() {
     assert!(after1.values().all(|s| s != "pending"));
 
     // Decide a pending pair, then grow again: the decision stays and is never asked again.
-    let pending = w.review(&["list"]);
+    let pending = w.review(&["list", "--pairs"]);
     assert!(
         !pending.is_empty(),
         "the PEP revisions give contained pairs"
@@ -157,10 +157,10 @@ fn build_update_twice_review_and_export() {
             assert_eq!(&after2[id], st, "{id} changed status in the second update");
         }
     }
-    let decided = w.review(&["list", "--status", "decided"]);
+    let decided = w.review(&["list", "--pairs", "--status", "decided"]);
     assert_eq!(decided.len(), 1);
     assert_eq!(decided[0]["note"], "older copy");
-    assert!(w.review(&["list"]).iter().all(|p| p["id"] != pid));
+    assert!(w.review(&["list", "--pairs"]).iter().all(|p| p["id"] != pid));
 
     // A newcomer duplicating a stored text names it.
     let newcomer_dups: Vec<&Value> = m

@@ -106,7 +106,7 @@ fn decide_a_pair_by_keyboard_in_chromium() {
     run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
     let pending = json_lines(&stdout(&run_ok(
         root,
-        &["--json", "review", "list", "--collection", "out"],
+        &["--json", "review", "list", "--pairs", "--collection", "out"],
     )));
     assert!(pending.len() >= 2, "examples/texts give contained pairs");
     let first = pending[0]["id"].as_i64().unwrap();
@@ -236,6 +236,7 @@ fn decide_a_pair_by_keyboard_in_chromium() {
             "--json",
             "review",
             "list",
+            "--pairs",
             "--status",
             "decided",
             "--collection",

@@ -32,7 +32,7 @@ impl Work {
         run_ok(&w.root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
         let pending = json_lines(&stdout(&run_ok(
             &w.root,
-            &["--json", "review", "list", "--collection", "out"],
+            &["--json", "review", "list", "--pairs", "--collection", "out"],
         )));
         let id = pending[0]["id"]
             .as_i64()
