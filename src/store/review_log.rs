@@ -473,6 +473,40 @@ mod tests {
     }
 
     #[test]
+    fn decisions_of_an_older_store_become_entries_that_undo() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        {
+            let c = Connection::open(&p).unwrap();
+            for sql in &crate::store::MIGRATIONS[..6] {
+                c.execute_batch(sql).unwrap();
+            }
+            c.pragma_update(None, "user_version", 6).unwrap();
+            c.execute_batch(
+                "INSERT INTO runs(id, command, params, started_at, status)
+                    VALUES (1, 'build', '{}', '0', 'done');
+                 INSERT INTO documents(id, source, source_rank, locator, raw_bytes, text, words,
+                    sha256, status, added_run, dropped_by)
+                    VALUES ('x', 'local', 0, 'x.txt', 3, 'x y', 2, '00', 'dropped', 1, 1),
+                           ('y', 'local', 0, 'y.txt', 3, 'x y z', 3, '01', 'kept', 1, NULL);
+                 INSERT INTO pairs(id, a, b, inter, resemblance, cont_a_in_b, cont_b_in_a,
+                    verdict, verified, decision, decided_at, run)
+                    VALUES (1, 'x', 'y', 9, 0.6, 1.0, 0.6, 'contained', 0, 'drop-contained', '5', 1);
+                 INSERT INTO decisions(pair, decision, decided_at) VALUES (1, 'drop-contained', '5');",
+            )
+            .unwrap();
+        }
+        let mut s = Store::open(&p).unwrap();
+        let log = s.review_log().unwrap();
+        assert_eq!(log.len(), 1);
+        assert_eq!((log[0].kind, log[0].target.as_str()), (EntryKind::Pair, "1"));
+        // The stored pair has no shared-shingle figure: its shared elements stand in.
+        assert_eq!(s.review_pair(1).unwrap().unwrap().pair.shared, 9);
+        s.undo_entry(log[0].id).unwrap();
+        assert_eq!(status(&s, "x"), (Status::Kept, None));
+    }
+
+    #[test]
     fn only_contained_pairs_are_decided_and_a_refusal_changes_nothing() {
         let (_d, mut s) = chain();
         assert!(s

@@ -9,6 +9,7 @@ mod acquire;
 mod build_cli;
 mod cli_ergonomics;
 mod cli_new;
+mod curation;
 mod demo_cli;
 mod documents;
 mod eval_cli;
