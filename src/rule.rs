@@ -46,7 +46,8 @@ enum Field {
 }
 
 /// The field names a rule may use, as the error message and `--help` list them.
-pub const FIELDS: &str = "cont, res, words, container_words, shared, source, container_source, verified";
+pub const FIELDS: &str =
+    "cont, res, words, container_words, shared, source, container_source, verified";
 
 impl Field {
     fn parse(name: &str) -> Option<Field> {

@@ -220,12 +220,26 @@ pub struct Progress {
     pub drop_contained: usize,
     /// Decided drop-container.
     pub drop_container: usize,
+    /// Clusters with a pair waiting.
+    pub clusters_pending: usize,
+    /// Words at stake in them (what keeping their containers would take out).
+    pub words_pending: u64,
 }
 
 /// Counts of the review queue.
 pub fn progress(store: &Store) -> Result<Progress> {
-    let mut p = Progress::default();
-    for s in list(store, None)? {
+    Ok(tally(&list(store, None)?))
+}
+
+/// Counts of a listing of every contained pair.
+pub fn tally(all: &[PairSummary]) -> Progress {
+    let left = queue::left(&queue::clusters(all));
+    let mut p = Progress {
+        clusters_pending: left.clusters,
+        words_pending: left.words,
+        ..Progress::default()
+    };
+    for s in all {
         p.pairs += 1;
         match s.status {
             PairStatus::Pending => p.pending += 1,
@@ -239,7 +253,7 @@ pub fn progress(store: &Store) -> Result<Progress> {
             None => {}
         }
     }
-    Ok(p)
+    p
 }
 
 /// A passage of one text that the other text shares.

@@ -272,7 +272,10 @@ pub fn decide_where(
     dry_run: bool,
 ) -> Result<Bulk> {
     let pending = list(store, Some(PairStatus::Pending))?;
-    let picked: Vec<&PairSummary> = pending.iter().filter(|p| rule.matches(&p.facts())).collect();
+    let picked: Vec<&PairSummary> = pending
+        .iter()
+        .filter(|p| rule.matches(&p.facts()))
+        .collect();
     let bulk = plan(rule.text().to_string(), decision, &picked);
     if dry_run {
         return Ok(bulk);
@@ -382,10 +385,16 @@ pub fn left(clusters: &[Cluster]) -> Left {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn pair(id: i64, contained: &str, container: &str, cont: f64, words: u64) -> PairSummary {
+    pub(crate) fn pair(
+        id: i64,
+        contained: &str,
+        container: &str,
+        cont: f64,
+        words: u64,
+    ) -> PairSummary {
         PairSummary {
             id,
             a: contained.into(),
@@ -433,7 +442,11 @@ mod tests {
             .collect();
         assert_eq!(
             roles,
-            vec![("z", Role::Container), ("y", Role::Both), ("x", Role::Contained)]
+            vec![
+                ("z", Role::Container),
+                ("y", Role::Both),
+                ("x", Role::Contained)
+            ]
         );
         assert_eq!(cs[1].max_cont, 0.9);
     }
@@ -460,6 +473,8 @@ mod tests {
         let b = plan("cluster 1".into(), Decision::DropContainer, &picked);
         assert_eq!(b.drops, vec!["y".to_string(), "z".to_string()]);
         assert_eq!(b.words_dropped, 800);
-        assert!(plan("c".into(), Decision::KeepBoth, &picked).drops.is_empty());
+        assert!(plan("c".into(), Decision::KeepBoth, &picked)
+            .drops
+            .is_empty());
     }
 }

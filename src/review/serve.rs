@@ -5,8 +5,11 @@
 //! carry the per-server random token embedded in the pages. Decisions go through
 //! [`review::decide`], the same code as `collect review decide`.
 
+use crate::review::queue::{self, Bulk, Cluster, Role};
 use crate::review::{self, PairDetail, PairStatus, PairSummary, Passage};
+use crate::rule::Rule;
 use crate::store::queries::Decision;
+use crate::store::review_log::{EntryKind, LogEntry};
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::io::Read;
@@ -92,6 +95,10 @@ form.decide{margin:.8em 0;display:flex;gap:.6em;align-items:center;flex-wrap:wra
 button{font-size:1em;padding:.35em .8em}
 kbd{border:1px solid #aaa;border-radius:3px;padding:0 .3em;background:#eee;font-size:.85em}
 .decided{background:#e7f5e7;padding:.4em .6em;border:1px solid #9c9}
+form.filter{display:flex;gap:.8em;align-items:center;flex-wrap:wrap;margin:.5em 0}
+.pager{margin:.4em 0}
+.error{background:#fde8e8;border:1px solid #d99;padding:.4em .6em}
+#impact{font-size:1.1em}
 "#;
 
 const JS: &str = r#"
@@ -103,9 +110,10 @@ document.addEventListener('keydown', function (e) {
   switch (e.key) {
     case 'j': case 'n': case 'ArrowRight': go('next'); break;
     case 'k': case 'p': case 'ArrowLeft': go('prev'); break;
-    case '1': go('d-keep-both'); break;
-    case '2': go('d-drop-contained'); break;
+    case '1': go('d-keep-both'); go('c-keep-all'); break;
+    case '2': go('d-drop-contained'); go('c-keep-container'); break;
     case '3': go('d-drop-container'); break;
+    case 'y': go('confirm'); break;
     case 'u': go('queue'); break;
   }
 });
@@ -173,13 +181,126 @@ fn page(title: &str, counts: &review::Progress, body: &str) -> String {
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
          <link rel=\"stylesheet\" href=\"/app.css\"><script src=\"/app.js\" defer></script></head>\
          <body><header><strong><a id=\"queue\" href=\"/\">collect review</a></strong>\
-         <span>{} pending</span><span>{} decided</span><span>{} moot</span></header><main>{}</main></body></html>",
+         <span id=\"left\">{} pending in {} clusters · {} words at stake</span><span>{} decided</span><span>{} moot</span>\
+         <a href=\"/pairs\">pairs</a><a href=\"/rule\">bulk rule</a><a href=\"/log\">log</a></header><main>{}</main></body></html>",
         escape(title),
         counts.pending,
+        counts.clusters_pending,
+        counts.words_pending,
         counts.decided,
         counts.moot,
         body
     )
+}
+
+/// Rows per page of a listing: a queue of 10,000 pairs stays a page a browser draws at once.
+const PAGE_ROWS: usize = 50;
+
+/// The queue's filters and page, from a query string.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Filter {
+    /// Everything, not only what waits for a decision.
+    all: bool,
+    /// Only clusters (pairs) with a text from this source.
+    source: Option<String>,
+    /// Containment bounds (of the cluster's highest, or the pair's).
+    min_cont: Option<f64>,
+    max_cont: Option<f64>,
+    /// 0-based page.
+    page: usize,
+}
+
+impl Filter {
+    fn parse(query: &str) -> Filter {
+        let mut f = Filter::default();
+        for (k, v) in parse_form(query) {
+            let v = v.trim();
+            match k.as_str() {
+                "status" => f.all = v == "all",
+                "source" if !v.is_empty() => f.source = Some(v.to_string()),
+                "min_cont" => f.min_cont = v.parse().ok(),
+                "max_cont" => f.max_cont = v.parse().ok(),
+                "page" => f.page = v.parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+        f
+    }
+
+    fn keeps(&self, pending: bool, cont: f64, sources: &[&str]) -> bool {
+        (self.all || pending)
+            && self.min_cont.is_none_or(|m| cont >= m)
+            && self.max_cont.is_none_or(|m| cont <= m)
+            && self.source.as_deref().is_none_or(|s| sources.contains(&s))
+    }
+
+    /// The query string of this filter on another page.
+    fn query(&self, page: usize) -> String {
+        let mut q = format!("?page={page}");
+        if self.all {
+            q.push_str("&status=all");
+        }
+        if let Some(s) = &self.source {
+            q.push_str(&format!("&source={}", url_encode(s)));
+        }
+        if let Some(m) = self.min_cont {
+            q.push_str(&format!("&min_cont={m}"));
+        }
+        if let Some(m) = self.max_cont {
+            q.push_str(&format!("&max_cont={m}"));
+        }
+        q
+    }
+
+    /// The filter form and the page links around a listing of `total` rows.
+    fn controls(&self, path: &str, total: usize) -> String {
+        let pages = total.div_ceil(PAGE_ROWS).max(1);
+        let link = |p: usize, id: &str, label: &str| {
+            if p < pages && (p != self.page) {
+                format!(
+                    "<a id=\"{id}\" href=\"{path}{}\">{label}</a>",
+                    escape(&self.query(p))
+                )
+            } else {
+                format!("<span class=\"meta\">{label}</span>")
+            }
+        };
+        format!(
+            "<form class=\"filter\" method=\"get\" action=\"{path}\">\
+             <label>source <input name=\"source\" size=\"14\" value=\"{src}\"></label>\
+             <label>containment from <input name=\"min_cont\" size=\"4\" value=\"{min}\"></label>\
+             <label>to <input name=\"max_cont\" size=\"4\" value=\"{max}\"></label>\
+             <label><input type=\"checkbox\" name=\"status\" value=\"all\"{all}> decided and moot too</label>\
+             <button>filter</button></form>\
+             <p class=\"pager\">{prev} · page {page} of {pages} ({total} rows) · {next}</p>",
+            src = escape(self.source.as_deref().unwrap_or("")),
+            min = self.min_cont.map(|m| m.to_string()).unwrap_or_default(),
+            max = self.max_cont.map(|m| m.to_string()).unwrap_or_default(),
+            all = if self.all { " checked" } else { "" },
+            prev = link(self.page.wrapping_sub(1), "page-prev", "← previous page"),
+            next = link(self.page + 1, "page-next", "next page →"),
+            page = self.page.min(pages - 1) + 1,
+        )
+    }
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn status_name(s: PairStatus) -> &'static str {
+    match s {
+        PairStatus::Pending => "pending",
+        PairStatus::Decided => "decided",
+        PairStatus::Moot => "moot",
+    }
 }
 
 fn fmt_score(x: Option<f64>) -> String {
@@ -196,28 +317,78 @@ fn short_title(t: &Option<String>, id: &str) -> String {
     }
 }
 
-fn queue_page(list: &[PairSummary], counts: &review::Progress) -> String {
+fn queue_page(clusters: &[Cluster], filter: &Filter, counts: &review::Progress) -> String {
+    let shown: Vec<&Cluster> = clusters
+        .iter()
+        .filter(|c| {
+            let sources: Vec<&str> = c.members.iter().map(|m| m.source.as_str()).collect();
+            filter.keeps(c.status == PairStatus::Pending, c.max_cont, &sources)
+        })
+        .collect();
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<h1>Clusters of contained texts</h1><p>Most words at stake first. Open a cluster to keep its \
+         containers and drop the rest, or keep all, in one decision; or decide its pairs one by one. \
+         Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous, <kbd>1</kbd> keep all, <kbd>2</kbd> keep container, \
+         <kbd>u</kbd> this list.</p>{}",
+        filter.controls("/", shown.len())
+    );
+    b.push_str("<table id=\"clusters\"><thead><tr><th>cluster</th><th>status</th><th>pairs waiting</th><th>texts</th>\
+                <th>words at stake</th><th>highest containment</th><th>container</th></tr></thead><tbody>");
+    for c in shown.iter().skip(filter.page * PAGE_ROWS).take(PAGE_ROWS) {
+        let top = &c.members[0];
+        let st = status_name(c.status);
+        let _ = write!(
+            b,
+            "<tr class=\"{st}\"><td><a href=\"/cluster/{id}\">#{id}</a></td><td>{st}</td><td>{w} of {n}</td><td>{t}</td>\
+             <td>{stake}</td><td>{mc:.3}</td><td>{title}<div class=\"meta\">{src} · {words} words</div></td></tr>",
+            id = c.id,
+            w = c.pending.len(),
+            n = c.pairs.len(),
+            t = c.members.len(),
+            stake = c.words_at_stake,
+            mc = c.max_cont,
+            title = short_title(&top.title, &top.id),
+            src = escape(&top.source),
+            words = top.words,
+        );
+    }
+    b.push_str("</tbody></table>");
+    page("collect review", counts, &b)
+}
+
+fn pairs_page(list: &[PairSummary], filter: &Filter, counts: &review::Progress) -> String {
+    let mut shown: Vec<&PairSummary> = list
+        .iter()
+        .filter(|p| {
+            filter.keeps(
+                p.status == PairStatus::Pending,
+                p.containment(),
+                &[p.source_a.as_str(), p.source_b.as_str()],
+            )
+        })
+        .collect();
+    shown.sort_by_key(|p| (p.status != PairStatus::Pending, p.id));
     let mut b = String::new();
     let _ = write!(
         b,
         "<h1>Contained pairs</h1><p>{} pairs: {} pending, {} decided, {} moot (one text already out of the collection). \
          Open a pair; keys: <kbd>1</kbd> keep both, <kbd>2</kbd> drop contained, <kbd>3</kbd> drop container, \
-         <kbd>j</kbd>/<kbd>k</kbd> next/previous, <kbd>u</kbd> this list.</p>",
-        counts.pairs, counts.pending, counts.decided, counts.moot
+         <kbd>j</kbd>/<kbd>k</kbd> next/previous, <kbd>u</kbd> the queue.</p>{}",
+        counts.pairs,
+        counts.pending,
+        counts.decided,
+        counts.moot,
+        filter.controls("/pairs", shown.len())
     );
-    b.push_str("<table><thead><tr><th>pair</th><th>status</th><th>a</th><th>b</th><th>resemblance</th><th>cont(a in b)</th><th>cont(b in a)</th><th>decision</th></tr></thead><tbody>");
-    let mut sorted: Vec<&PairSummary> = list.iter().collect();
-    sorted.sort_by_key(|p| (p.status != PairStatus::Pending, p.id));
-    for p in sorted {
-        let st = match p.status {
-            PairStatus::Pending => "pending",
-            PairStatus::Decided => "decided",
-            PairStatus::Moot => "moot",
-        };
+    b.push_str("<table><thead><tr><th>pair</th><th>status</th><th>a</th><th>b</th><th>resemblance</th><th>cont(a in b)</th><th>cont(b in a)</th><th>shared shingles</th><th>decision</th></tr></thead><tbody>");
+    for p in shown.iter().skip(filter.page * PAGE_ROWS).take(PAGE_ROWS) {
+        let st = status_name(p.status);
         let _ = write!(
             b,
             "<tr class=\"{st}\"><td><a href=\"/pair/{id}\">#{id}</a></td><td>{st}</td><td>{ta}<div class=\"meta\">{sa}</div></td>\
-             <td>{tb}<div class=\"meta\">{sb}</div></td><td>{r:.3}</td><td>{ca}</td><td>{cb}</td><td>{d}</td></tr>",
+             <td>{tb}<div class=\"meta\">{sb}</div></td><td>{r:.3}</td><td>{ca}</td><td>{cb}</td><td>{sh}</td><td>{d}</td></tr>",
             id = p.id,
             ta = short_title(&p.title_a, &p.a),
             tb = short_title(&p.title_b, &p.b),
@@ -226,11 +397,190 @@ fn queue_page(list: &[PairSummary], counts: &review::Progress) -> String {
             r = p.resemblance,
             ca = fmt_score(p.cont_a_in_b),
             cb = fmt_score(p.cont_b_in_a),
+            sh = p.shared,
             d = escape(p.decision.as_deref().unwrap_or("")),
         );
     }
     b.push_str("</tbody></table>");
-    page("collect review", counts, &b)
+    page("collect review: pairs", counts, &b)
+}
+
+fn cluster_page(
+    c: &Cluster,
+    pairs: &[&PairSummary],
+    prev: Option<i64>,
+    next: Option<i64>,
+    token: &str,
+    counts: &review::Progress,
+) -> String {
+    let nav = |id: Option<i64>, name: &str, label: &str| match id {
+        Some(i) => format!("<a id=\"{name}\" href=\"/cluster/{i}\">{label}</a>"),
+        None => format!("<span class=\"meta\">{label}</span>"),
+    };
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<p>{} · <strong>cluster #{}</strong> ({}) · {} · <a href=\"/\">queue</a></p>\
+         <p class=\"meta\">{} pairs, {} waiting · {} texts · {} words at stake · highest containment {:.3}</p>",
+        nav(prev, "prev", "← previous (k)"),
+        c.id,
+        status_name(c.status),
+        nav(next, "next", "next (j) →"),
+        c.pairs.len(),
+        c.pending.len(),
+        c.members.len(),
+        c.words_at_stake,
+        c.max_cont
+    );
+    if !c.pending.is_empty() {
+        let _ = write!(
+            b,
+            "<form class=\"decide\" method=\"post\" action=\"/cluster/{id}/decide\">\
+             <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+             <button id=\"c-keep-all\" name=\"decision\" value=\"keep-both\"><kbd>1</kbd> keep all</button>\
+             <button id=\"c-keep-container\" name=\"decision\" value=\"drop-contained\"><kbd>2</kbd> keep container, drop the rest</button>\
+             <label>note <input name=\"note\" size=\"40\"></label>\
+             <span class=\"meta\">applies to the {n} waiting pairs; you confirm on the next page</span></form>",
+            id = c.id,
+            token = escape(token),
+            n = c.pending.len(),
+        );
+    }
+    b.push_str("<h2>Texts</h2><table id=\"members\"><thead><tr><th>role</th><th>text</th><th>words</th><th>highest containment</th><th>source</th></tr></thead><tbody>");
+    for m in &c.members {
+        let role = match m.role {
+            Role::Container => "container",
+            Role::Contained => "contained",
+            Role::Both => "contained, contains",
+        };
+        let _ = write!(
+            b,
+            "<tr><td>{role}</td><td>{t}<div class=\"meta\">{id}</div></td><td>{w}</td><td>{c}</td><td>{s}</td></tr>",
+            t = short_title(&m.title, &m.id),
+            id = escape(&m.id),
+            w = m.words,
+            c = fmt_score(m.cont),
+            s = escape(&m.source),
+        );
+    }
+    b.push_str("</tbody></table><h2>Pairs</h2><table><thead><tr><th>pair</th><th>status</th><th>contained</th><th>container</th><th>containment</th><th>shared shingles</th><th>decision</th></tr></thead><tbody>");
+    for p in pairs {
+        let st = status_name(p.status);
+        let _ = write!(
+            b,
+            "<tr class=\"{st}\"><td><a href=\"/pair/{id}\">#{id}</a></td><td>{st}</td><td>{a}</td><td>{b}</td><td>{c:.3}</td><td>{sh}</td><td>{d}</td></tr>",
+            id = p.id,
+            a = escape(&p.contained),
+            b = escape(p.container()),
+            c = p.containment(),
+            sh = p.shared,
+            d = escape(p.decision.as_deref().unwrap_or("")),
+        );
+    }
+    b.push_str("</tbody></table>");
+    page(&format!("cluster #{}", c.id), counts, &b)
+}
+
+/// What a bulk decision would change, with the button that takes it: no bulk decision is
+/// taken from a page without the curator seeing its size first.
+fn confirm_page(
+    bulk: &Bulk,
+    action: &str,
+    fields: &[(&str, &str)],
+    token: &str,
+    counts: &review::Progress,
+) -> String {
+    let mut hidden = String::new();
+    for (k, v) in fields {
+        let _ = write!(
+            hidden,
+            "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
+            escape(k),
+            escape(v)
+        );
+    }
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<h1>Confirm: {decision} on {target}</h1>\
+         <p id=\"impact\"><strong>{n}</strong> waiting pairs get <strong>{decision}</strong>; \
+         <strong>{d}</strong> texts leave the collection ({w} words). One entry of the log, undone as one.</p>\
+         <form class=\"decide\" method=\"post\" action=\"{action}\">\
+         <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <input type=\"hidden\" name=\"confirm\" value=\"yes\">{hidden}\
+         <button id=\"confirm\">confirm</button> <a href=\"/\">cancel</a></form>",
+        decision = escape(bulk.decision.as_str()),
+        target = escape(&bulk.target),
+        n = bulk.pairs.len(),
+        d = bulk.drops.len(),
+        w = bulk.words_dropped,
+        token = escape(token),
+    );
+    if !bulk.drops.is_empty() {
+        b.push_str("<h2>Texts that leave</h2><ul>");
+        for d in bulk.drops.iter().take(PAGE_ROWS) {
+            let _ = write!(b, "<li>{}</li>", escape(d));
+        }
+        if bulk.drops.len() > PAGE_ROWS {
+            let _ = write!(b, "<li>… and {} more</li>", bulk.drops.len() - PAGE_ROWS);
+        }
+        b.push_str("</ul>");
+    }
+    page("confirm", counts, &b)
+}
+
+fn rule_page(token: &str, error: Option<&str>, counts: &review::Progress) -> String {
+    let mut b = String::new();
+    b.push_str("<h1>Bulk decision by rule</h1>");
+    if let Some(e) = error {
+        let _ = write!(b, "<p class=\"error\" id=\"rule-error\">{}</p>", escape(e));
+    }
+    let _ = write!(
+        b,
+        "<p>Decide every waiting pair a rule picks. Fields: <code>{fields}</code>; compare with \
+         <code>&lt; &lt;= &gt; &gt;= == !=</code>, join with <code>and</code>, <code>or</code>, <code>not</code>, \
+         parentheses. Example: <code>cont &gt;= 0.9 and words &lt; 300</code>. You see what it changes before it is taken.</p>\
+         <form class=\"decide\" method=\"post\" action=\"/rule\">\
+         <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <label>where <input id=\"where\" name=\"where\" size=\"50\"></label>\
+         <select id=\"decision\" name=\"decision\"><option value=\"keep-both\">keep both</option>\
+         <option value=\"drop-contained\">drop contained</option><option value=\"drop-container\">drop container</option></select>\
+         <label>note <input name=\"note\" size=\"30\"></label><button id=\"preview\">preview</button></form>",
+        fields = escape(crate::rule::FIELDS),
+        token = escape(token),
+    );
+    page("bulk rule", counts, &b)
+}
+
+fn log_page(log: &[LogEntry], token: &str, counts: &review::Progress) -> String {
+    let mut b = String::from(
+        "<h1>Review log</h1><p>Every decision, newest first; undo takes one back as a whole.</p>\
+         <table id=\"log\"><thead><tr><th>entry</th><th>kind</th><th>on</th><th>decision</th><th>pairs</th><th>note</th><th></th></tr></thead><tbody>",
+    );
+    for e in log.iter().rev() {
+        let undo = match (e.undone_by, e.kind) {
+            (Some(by), _) => format!("undone by #{by}"),
+            (None, EntryKind::Undo) => String::new(),
+            (None, _) => format!(
+                "<form method=\"post\" action=\"/log/{id}/undo\"><input type=\"hidden\" name=\"token\" value=\"{t}\">\
+                 <button class=\"undo\" id=\"undo-{id}\">undo</button></form>",
+                id = e.id,
+                t = escape(token)
+            ),
+        };
+        let _ = write!(
+            b,
+            "<tr><td>#{id}</td><td>{k}</td><td>{t}</td><td>{d}</td><td>{n}</td><td>{note}</td><td>{undo}</td></tr>",
+            id = e.id,
+            k = e.kind.as_str(),
+            t = escape(&e.target),
+            d = escape(e.decision.as_deref().unwrap_or("")),
+            n = e.pairs,
+            note = escape(e.note.as_deref().unwrap_or("")),
+        );
+    }
+    b.push_str("</tbody></table>");
+    page("review log", counts, &b)
 }
 
 fn marked_html(text: &str, passages: &[Passage], me: &str, other: &str) -> String {
@@ -324,11 +674,7 @@ fn pair_page(
         "<p>{} · <strong>pair #{}</strong> ({}) · {} · <a href=\"/\">queue</a></p>",
         nav(prev, "prev", "← previous (k)"),
         s.id,
-        match s.status {
-            PairStatus::Pending => "pending",
-            PairStatus::Decided => "decided",
-            PairStatus::Moot => "moot",
-        },
+        status_name(s.status),
         nav(next, "next", "next (j) →"),
     );
     let _ = write!(
@@ -450,54 +796,39 @@ impl ReviewServer {
             }
         }
         let url = req.url().to_string();
-        let path = url.split('?').next().unwrap_or("").to_string();
+        let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
         let method = req.method().clone();
-        let resp = match (method, path.as_str()) {
-            (Method::Get, "/app.css") => Response::from_string(CSS)
-                .with_header(header("Content-Type", "text/css; charset=utf-8")),
-            (Method::Get, "/app.js") => Response::from_string(JS)
-                .with_header(header("Content-Type", "text/javascript; charset=utf-8")),
-            (Method::Get, "/") => match self.queue() {
-                Ok(html) => html_response(html, 200),
-                Err(e) => html_response(format!("<p>{}</p>", escape(&format!("{e:#}"))), 500),
+        let resp = match method {
+            Method::Get => match path {
+                "/app.css" => Response::from_string(CSS)
+                    .with_header(header("Content-Type", "text/css; charset=utf-8")),
+                "/app.js" => Response::from_string(JS)
+                    .with_header(header("Content-Type", "text/javascript; charset=utf-8")),
+                _ => match self.get(path, query) {
+                    Ok(Some(html)) => html_response(html, 200),
+                    Ok(None) => html_response("<p>no such page</p>".into(), 404),
+                    Err(e) => error_response(&e),
+                },
             },
-            (Method::Get, p) if p.starts_with("/pair/") => {
-                match p["/pair/".len()..].parse::<i64>() {
-                    Ok(id) => match self.pair(id) {
-                        Ok(html) => html_response(html, 200),
-                        Err(e) => {
-                            html_response(format!("<p>{}</p>", escape(&format!("{e:#}"))), 404)
-                        }
-                    },
-                    Err(_) => html_response("<p>no such page</p>".into(), 404),
-                }
-            }
-            (Method::Post, p) if p.starts_with("/pair/") && p.ends_with("/decide") => {
-                let id = p["/pair/".len()..p.len() - "/decide".len()].parse::<i64>();
+            Method::Post => {
                 let mut body = String::new();
                 req.as_reader()
                     .take(64 * 1024)
                     .read_to_string(&mut body)
                     .context("reading the form")?;
                 let form = parse_form(&body);
-                let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-                let token_ok = get("token")
+                let token_ok = field(&form, "token")
                     .map(|t| constant_time_eq(t.as_bytes(), self.token.as_bytes()))
                     .unwrap_or(false);
-                match (id, token_ok, get("decision").and_then(Decision::parse)) {
-                    (_, false, _) => {
-                        html_response("<p>missing or wrong token; reload the page</p>".into(), 403)
+                if token_ok {
+                    match self.post(path, &form) {
+                        Ok(Some(Answer::Page(html))) => html_response(html, 200),
+                        Ok(Some(Answer::Redirect(to))) => redirect(&to),
+                        Ok(None) => html_response("<p>bad request</p>".into(), 400),
+                        Err(e) => error_response(&e),
                     }
-                    (Ok(id), true, Some(d)) => {
-                        let note = get("note").map(str::trim).filter(|n| !n.is_empty());
-                        match self.decide(id, d, note) {
-                            Ok(next) => redirect(&next),
-                            Err(e) => {
-                                html_response(format!("<p>{}</p>", escape(&format!("{e:#}"))), 400)
-                            }
-                        }
-                    }
-                    _ => html_response("<p>bad decision request</p>".into(), 400),
+                } else {
+                    html_response("<p>missing or wrong token; reload the page</p>".into(), 403)
                 }
             }
             _ => html_response("<p>no such page</p>".into(), 404),
@@ -506,47 +837,154 @@ impl ReviewServer {
         Ok(())
     }
 
-    fn queue(&self) -> Result<String> {
+    /// A page, or None when the path names none.
+    fn get(&self, path: &str, query: &str) -> Result<Option<String>> {
         let store = review::open_collection(&self.dir)?;
-        let list = review::list(&store, None)?;
-        Ok(queue_page(&list, &review::progress(&store)?))
+        let all = review::list(&store, None)?;
+        let counts = review::tally(&all);
+        let filter = Filter::parse(query);
+        let id = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|x| x.parse::<i64>().ok())
+        };
+        Ok(Some(if path == "/" {
+            queue_page(&queue::clusters(&all), &filter, &counts)
+        } else if path == "/pairs" {
+            pairs_page(&all, &filter, &counts)
+        } else if path == "/rule" {
+            rule_page(&self.token, None, &counts)
+        } else if path == "/log" {
+            log_page(&store.review_log()?, &self.token, &counts)
+        } else if let Some(id) = id("/pair/") {
+            let detail = review::show(&store, id)?;
+            let ids: Vec<i64> = all.iter().map(|p| p.id).collect();
+            let (prev, next) = neighbours(&ids, id);
+            pair_page(&detail, prev, next, &self.token, &counts)
+        } else if let Some(id) = id("/cluster/") {
+            let clusters = queue::clusters(&all);
+            let Some(c) = clusters.iter().find(|c| c.id == id) else {
+                return Err(crate::error::bad_input(format!("no cluster {id}")));
+            };
+            let pairs: Vec<&PairSummary> = all.iter().filter(|p| c.pairs.contains(&p.id)).collect();
+            let ids: Vec<i64> = clusters.iter().map(|c| c.id).collect();
+            let (prev, next) = neighbours(&ids, id);
+            cluster_page(c, &pairs, prev, next, &self.token, &counts)
+        } else {
+            return Ok(None);
+        }))
     }
 
-    fn pair(&self, id: i64) -> Result<String> {
-        let store = review::open_collection(&self.dir)?;
-        let detail = review::show(&store, id)?;
-        let list = review::list(&store, None)?;
-        let ids: Vec<i64> = list.iter().map(|p| p.id).collect();
-        let pos = ids.iter().position(|&x| x == id);
-        let prev = pos.and_then(|i| i.checked_sub(1)).map(|i| ids[i]);
-        let next = pos.and_then(|i| ids.get(i + 1).copied());
-        Ok(pair_page(
-            &detail,
-            prev,
-            next,
-            &self.token,
-            &review::progress(&store)?,
-        ))
-    }
-
-    /// Saves a decision and returns where to go next: the next pending pair, else the queue.
-    fn decide(&self, id: i64, d: Decision, note: Option<&str>) -> Result<String> {
+    /// Acts on a form whose token was checked; None for a request that names nothing.
+    fn post(&self, path: &str, form: &[(String, String)]) -> Result<Option<Answer>> {
+        let decision = field(form, "decision").and_then(Decision::parse);
+        let note = field(form, "note").map(str::trim).filter(|n| !n.is_empty());
+        let confirmed = field(form, "confirm") == Some("yes");
+        let id = |prefix: &str, suffix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|x| x.strip_suffix(suffix))
+                .and_then(|x| x.parse::<i64>().ok())
+        };
         let mut store = review::open_collection_mut(&self.dir)?;
-        review::decide(&mut store, &self.dir, id, d, note)?;
-        let pending: Vec<i64> = review::list(&store, Some(PairStatus::Pending))?
-            .iter()
-            .map(|p| p.id)
-            .collect();
-        let next = pending
-            .iter()
-            .find(|&&p| p > id)
-            .or(pending.first())
-            .copied();
-        Ok(match next {
-            Some(n) => format!("/pair/{n}"),
-            None => "/".into(),
-        })
+        if let (Some(id), Some(d)) = (id("/pair/", "/decide"), decision) {
+            review::decide(&mut store, &self.dir, id, d, note)?;
+            let pending: Vec<i64> = review::list(&store, Some(PairStatus::Pending))?
+                .iter()
+                .map(|p| p.id)
+                .collect();
+            let next = pending.iter().find(|&&p| p > id).or(pending.first());
+            return Ok(Some(Answer::Redirect(match next {
+                Some(n) => format!("/pair/{n}"),
+                None => "/".into(),
+            })));
+        }
+        if let (Some(id), Some(d)) = (id("/cluster/", "/decide"), decision) {
+            let bulk = queue::decide_cluster(&mut store, &self.dir, id, d, note, !confirmed)?;
+            if !confirmed {
+                let fields = [("decision", d.as_str()), ("note", note.unwrap_or(""))];
+                let counts = review::progress(&store)?;
+                return Ok(Some(Answer::Page(confirm_page(
+                    &bulk,
+                    path,
+                    &fields,
+                    &self.token,
+                    &counts,
+                ))));
+            }
+            let next = queue::list_clusters(&store)?
+                .into_iter()
+                .find(|c| c.status == PairStatus::Pending)
+                .map(|c| format!("/cluster/{}", c.id));
+            return Ok(Some(Answer::Redirect(next.unwrap_or_else(|| "/".into()))));
+        }
+        if let ("/rule", Some(d)) = (path, decision) {
+            let text = field(form, "where").unwrap_or("");
+            let rule = match Rule::parse(text) {
+                Ok(r) => r,
+                Err(e) => {
+                    let counts = review::progress(&store)?;
+                    let msg = format!("`{text}`: {e}");
+                    return Ok(Some(Answer::Page(rule_page(
+                        &self.token,
+                        Some(&msg),
+                        &counts,
+                    ))));
+                }
+            };
+            let bulk = queue::decide_where(&mut store, &self.dir, &rule, d, note, !confirmed)?;
+            if !confirmed {
+                let fields = [
+                    ("where", text),
+                    ("decision", d.as_str()),
+                    ("note", note.unwrap_or("")),
+                ];
+                let counts = review::progress(&store)?;
+                return Ok(Some(Answer::Page(confirm_page(
+                    &bulk,
+                    "/rule",
+                    &fields,
+                    &self.token,
+                    &counts,
+                ))));
+            }
+            return Ok(Some(Answer::Redirect("/log".into())));
+        }
+        if let Some(entry) = id("/log/", "/undo") {
+            queue::undo(&mut store, &self.dir, entry)?;
+            return Ok(Some(Answer::Redirect("/log".into())));
+        }
+        Ok(None)
     }
+}
+
+/// What a POST answers: a page (a confirmation) or where to go next.
+enum Answer {
+    Page(String),
+    Redirect(String),
+}
+
+fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The ids before and after `id` in `ids`.
+fn neighbours(ids: &[i64], id: i64) -> (Option<i64>, Option<i64>) {
+    let pos = ids.iter().position(|&x| x == id);
+    let prev = pos.and_then(|i| i.checked_sub(1)).map(|i| ids[i]);
+    let next = pos.and_then(|i| ids.get(i + 1).copied());
+    (prev, next)
+}
+
+/// A refused input (no such pair, a rule that does not parse) is the curator's 400; anything
+/// else is the server's 500.
+fn error_response(e: &anyhow::Error) -> Response<std::io::Cursor<Vec<u8>>> {
+    let status = if crate::error::is_bad_input(e) {
+        400
+    } else {
+        500
+    };
+    html_response(format!("<p>{}</p>", escape(&format!("{e:#}"))), status)
 }
 
 /// Serves the review page of `dir` until the process is stopped; prints the URL on stdout.
@@ -583,6 +1021,44 @@ mod tests {
             escape("<script>alert('x')</script> & \"y\""),
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
         );
+    }
+
+    #[test]
+    fn filters_round_trip_through_the_query_and_pick_rows() {
+        let f = Filter::parse("source=wiki+ru&min_cont=0.8&status=all&page=2");
+        assert_eq!(f.source.as_deref(), Some("wiki ru"));
+        assert!(f.all && f.page == 2 && f.min_cont == Some(0.8));
+        assert_eq!(Filter::parse(&f.query(2)[1..]), f);
+        assert!(f.keeps(false, 0.9, &["wiki ru"]));
+        assert!(!f.keeps(true, 0.7, &["wiki ru"]));
+        assert!(!f.keeps(true, 0.9, &["web"]));
+        assert!(!Filter::default().keeps(false, 1.0, &[]));
+    }
+
+    #[test]
+    fn a_long_queue_is_paged() {
+        let pairs: Vec<PairSummary> = (0..120)
+            .map(|i| {
+                crate::review::queue::tests::pair(
+                    i,
+                    &format!("x{i}"),
+                    &format!("y{i}"),
+                    0.9,
+                    10 + i as u64,
+                )
+            })
+            .collect();
+        let clusters = queue::clusters(&pairs);
+        let counts = review::tally(&pairs);
+        let first = queue_page(&clusters, &Filter::default(), &counts);
+        assert_eq!(first.matches("<tr class=\"pending\">").count(), PAGE_ROWS);
+        assert!(first.contains("page 1 of 3 (120 rows)"), "{first}");
+        // Most words at stake first: the last pair's cluster heads page 1.
+        assert!(first.contains("href=\"/cluster/119\""));
+        let last = queue_page(&clusters, &Filter::parse("page=2"), &counts);
+        assert_eq!(last.matches("<tr class=\"pending\">").count(), 20);
+        assert!(last.contains("href=\"/cluster/0\""));
+        assert!(first.contains("120 pending in 120 clusters"));
     }
 
     #[test]

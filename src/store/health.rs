@@ -361,7 +361,13 @@ impl Store {
         tx.execute(
             "INSERT INTO decisions(pair, decision, note, decided_at, entry)
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            rusqlite::params![pair, d.decision, d.note, d.decided_at, tx.last_insert_rowid()],
+            rusqlite::params![
+                pair,
+                d.decision,
+                d.note,
+                d.decided_at,
+                tx.last_insert_rowid()
+            ],
         )
         .at(&path)?;
         if d.decision != "keep-both" {

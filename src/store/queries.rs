@@ -358,11 +358,14 @@ impl Store {
 
     /// The decision log of a pair, oldest first.
     pub fn decision_log(&self, pair: i64) -> Result<Vec<DecisionRecord>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT d.pair, d.decision, d.note, d.decided_at, d.entry, e.undone_by
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.pair, d.decision, d.note, d.decided_at, d.entry, e.undone_by
              FROM decisions d LEFT JOIN review_log e ON e.id = d.entry
              WHERE d.pair = ?1 ORDER BY d.id",
-        ).at(&self.path)?;
+            )
+            .at(&self.path)?;
         let rows = stmt
             .query_map([pair], |r| {
                 Ok(DecisionRecord {

@@ -108,7 +108,9 @@ impl Store {
         let tx = self.conn.transaction().at(&path)?;
         for &id in pairs {
             let verdict: Option<Verdict> = tx
-                .query_row("SELECT verdict FROM pairs WHERE id = ?1", [id], |r| r.get(0))
+                .query_row("SELECT verdict FROM pairs WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
                 .optional()
                 .at(&path)?;
             match verdict {
@@ -301,8 +303,9 @@ fn settle(conn: &Connection, path: &Path, pairs: &[i64]) -> Result<(usize, usize
                 None => (None, None, None),
             };
             set.execute(params![d, n, at, id]).at(path)?;
-            let (a, b): (String, String) =
-                ends.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).at(path)?;
+            let (a, b): (String, String) = ends
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .at(path)?;
             for x in [a, b] {
                 if seen.insert(x.clone()) {
                     docs.push(x);
@@ -323,14 +326,15 @@ fn settle(conn: &Connection, path: &Path, pairs: &[i64]) -> Result<(usize, usize
         let Some((status, by)) = state else { continue };
         let droppers: Vec<ReviewPair> = pairs_of(conn, path, doc)?
             .into_iter()
-            .filter(|p| {
-                p.pair.verdict == Verdict::Contained && dropped_by_decision(p) == Some(doc)
-            })
+            .filter(|p| p.pair.verdict == Verdict::Contained && dropped_by_decision(p) == Some(doc))
             .collect();
         let still_dropped_by_same = by.is_some_and(|b| droppers.iter().any(|p| p.pair.id == b));
         match droppers.first() {
             // Only a text in the collection can be dropped: a duplicate is out already.
-            Some(p) if status == Status::Kept || (status == Status::Dropped && !still_dropped_by_same) => {
+            Some(p)
+                if status == Status::Kept
+                    || (status == Status::Dropped && !still_dropped_by_same) =>
+            {
                 let decision = p.decision.as_deref().unwrap_or_default();
                 let other = if p.contained() == doc {
                     p.container()
@@ -401,7 +405,11 @@ mod tests {
         s.record_dedup(
             run,
             &[kept("x"), kept("y"), kept("z")],
-            &[contained("x", "y"), contained("x", "z"), contained("y", "z")],
+            &[
+                contained("x", "y"),
+                contained("x", "z"),
+                contained("y", "z"),
+            ],
         )
         .unwrap();
         (dir, s)
@@ -436,8 +444,14 @@ mod tests {
     #[test]
     fn a_bulk_entry_is_undone_as_one_and_earlier_decisions_return() {
         let (_d, mut s) = chain();
-        s.record_decisions(EntryKind::Pair, "3", Decision::KeepBoth, Some("chapters"), &[3])
-            .unwrap();
+        s.record_decisions(
+            EntryKind::Pair,
+            "3",
+            Decision::KeepBoth,
+            Some("chapters"),
+            &[3],
+        )
+        .unwrap();
         let bulk = s
             .record_decisions(
                 EntryKind::Rule,
@@ -499,7 +513,10 @@ mod tests {
         let mut s = Store::open(&p).unwrap();
         let log = s.review_log().unwrap();
         assert_eq!(log.len(), 1);
-        assert_eq!((log[0].kind, log[0].target.as_str()), (EntryKind::Pair, "1"));
+        assert_eq!(
+            (log[0].kind, log[0].target.as_str()),
+            (EntryKind::Pair, "1")
+        );
         // The stored pair has no shared-shingle figure: its shared elements stand in.
         assert_eq!(s.review_pair(1).unwrap().unwrap().pair.shared, 9);
         s.undo_entry(log[0].id).unwrap();
@@ -510,7 +527,13 @@ mod tests {
     fn only_contained_pairs_are_decided_and_a_refusal_changes_nothing() {
         let (_d, mut s) = chain();
         assert!(s
-            .record_decisions(EntryKind::Rule, "r", Decision::DropContained, None, &[1, 42])
+            .record_decisions(
+                EntryKind::Rule,
+                "r",
+                Decision::DropContained,
+                None,
+                &[1, 42]
+            )
             .is_err());
         assert_eq!(status(&s, "x").0, Status::Kept);
         assert!(s.review_log().unwrap().is_empty());

@@ -258,7 +258,11 @@ impl MethodRun {
         };
         let exact = p.verified
             || (det.is_exact(&self.sigs[p.a as usize]) && det.is_exact(&self.sigs[p.b as usize]));
-        dedup::weigh(judged, dedup::shared_shingles(p.scores.inter, exact, det), t)
+        dedup::weigh(
+            judged,
+            dedup::shared_shingles(p.scores.inter, exact, det),
+            t,
+        )
     }
 }
 

@@ -98,7 +98,6 @@ pub fn coefficients(arcs: &Arcs) -> (f64, f64, f64) {
     (asym / total, closed / total, ratio)
 }
 
-
 /// Maximal cliques of the undirected graph restricted to `members` (Bron–Kerbosch with pivot).
 pub fn cliques(members: &[u32], arcs: &Arcs) -> Vec<Vec<u32>> {
     let adj = |a: u32, b: u32| arcs.contains(&(a, b)) || arcs.contains(&(b, a));

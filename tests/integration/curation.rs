@@ -174,12 +174,15 @@ fn clusters_a_cluster_decision_a_rule_and_undo() {
             vec!["decide", "--where", "cont >= 0.9 and wrds < 3", "keep-both"],
             "column 17: unknown field `wrds`",
         ),
+        (vec!["undo", &cluster_entry.to_string()], "already undone"),
         (
-            vec!["undo", &cluster_entry.to_string()],
-            "already undone",
+            vec!["decide", "--cluster", "999999", "keep-all"],
+            "no cluster 999999",
         ),
-        (vec!["decide", "--cluster", "999999", "keep-all"], "no cluster 999999"),
-        (vec!["decide", "keep-both"], "give a pair id, --cluster ID or --where"),
+        (
+            vec!["decide", "keep-both"],
+            "give a pair id, --cluster ID or --where",
+        ),
     ] {
         let mut a = vec!["review", "--collection", "out"];
         a.extend(args.iter().copied());
@@ -196,7 +199,13 @@ fn standing_rules_of_the_topic_decide_at_build_and_are_logged() {
     let pairs = review(&plain, &["list", "--pairs"]);
     let near: Vec<&Value> = pairs
         .iter()
-        .filter(|p| p["cont_a_in_b"].as_f64().unwrap().max(p["cont_b_in_a"].as_f64().unwrap()) >= 0.6)
+        .filter(|p| {
+            p["cont_a_in_b"]
+                .as_f64()
+                .unwrap()
+                .max(p["cont_b_in_a"].as_f64().unwrap())
+                >= 0.6
+        })
         .collect();
     assert!(!near.is_empty(), "some pair has containment ≥ 0.6");
 

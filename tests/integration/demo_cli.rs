@@ -100,7 +100,7 @@ fn demo_builds_a_collection_worth_keeping_and_serves_its_review_page() {
         .filter(|r| host(r) == "stubs.example")
         .any(|r| r["status"] == "short"));
 
-    // The review page opens on the queue of contained pairs.
+    // The review page opens on the queue: clusters of contained texts, most at stake first.
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let port = port_of(&url);
     let page = http(
@@ -114,15 +114,14 @@ fn demo_builds_a_collection_worth_keeping_and_serves_its_review_page() {
             "--json",
             "review",
             "list",
-            "--pairs",
             "--collection",
             out.to_str().unwrap(),
         ],
     ));
     let first = json_lines(&queue)[0]["id"].as_i64().unwrap();
     assert!(
-        page.contains(&format!("/pair/{first}")),
-        "the page lists the first pending pair {first}"
+        page.contains(&format!("/cluster/{first}")),
+        "the page lists the first pending cluster {first}"
     );
     drop(_child);
     let mut err = String::new();

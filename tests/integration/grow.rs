@@ -160,7 +160,10 @@ fn build_update_twice_review_and_export() {
     let decided = w.review(&["list", "--pairs", "--status", "decided"]);
     assert_eq!(decided.len(), 1);
     assert_eq!(decided[0]["note"], "older copy");
-    assert!(w.review(&["list", "--pairs"]).iter().all(|p| p["id"] != pid));
+    assert!(w
+        .review(&["list", "--pairs"])
+        .iter()
+        .all(|p| p["id"] != pid));
 
     // A newcomer duplicating a stored text names it.
     let newcomer_dups: Vec<&Value> = m

@@ -1,5 +1,7 @@
 //! End to end: the review page in headless Chromium, driven over the DevTools protocol.
-//! Opens the queue, opens a pair, decides it with the keyboard and checks the store changed.
+//! Opens the queue of clusters, decides a pair with the keyboard, a whole cluster and a bulk
+//! rule (each confirmed on the page), undoes the rule from the log, and checks the store after
+//! each step.
 //! Skips (saying why) only when no Chromium is installed and CI is not set.
 
 use base64::Engine as _;
@@ -203,18 +205,36 @@ fn decide_a_pair_by_keyboard_in_chromium() {
         json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
     );
 
-    // The queue lists the pending pairs with counts.
+    let review = |args: &[&str]| {
+        let mut a = vec!["--json", "review", "--collection", "out"];
+        a.extend_from_slice(args);
+        json_lines(&stdout(&run_ok(root, &a)))
+    };
+
+    // The queue lists the pending clusters, with what is left in the header.
+    let clusters = review(&["list"]);
     cdp.call("Page.navigate", json!({"url": url}));
     cdp.wait_for("document.querySelectorAll('tr.pending').length > 0");
-    let rows = cdp.eval("document.querySelectorAll('tr.pending').length");
-    assert_eq!(rows, json!(pending.len()));
+    let rows = cdp.eval("document.querySelectorAll('#clusters tr.pending').length");
+    assert_eq!(rows, json!(clusters.len()));
     assert!(cdp
         .eval("document.querySelector('header').textContent")
         .as_str()
         .unwrap()
-        .contains(&format!("{} pending", pending.len())));
+        .contains(&format!(
+            "{} pending in {} clusters",
+            pending.len(),
+            clusters.len()
+        )));
 
-    // Open the first pair from the queue; its shared passages are marked and linked.
+    // Pair by pair: open the first pair of the pair listing; its shared passages are marked
+    // and linked.
+    cdp.call("Page.navigate", json!({"url": format!("{url}pairs")}));
+    cdp.wait_for("document.querySelectorAll('tr.pending').length > 0");
+    assert_eq!(
+        cdp.eval("document.querySelectorAll('tr.pending').length"),
+        json!(pending.len())
+    );
     cdp.eval("document.querySelector('tr.pending a').click()");
     cdp.wait_for(&format!("location.pathname === '/pair/{first}'"));
     let marks = cdp.eval("document.querySelectorAll('#doc-a mark a[href^=\"#b\"]').length");
@@ -248,6 +268,86 @@ fn decide_a_pair_by_keyboard_in_chromium() {
     assert_eq!(decided[0]["decision"], "drop-contained");
     let gone = pending[0]["contained"].as_str().unwrap();
     assert!(!root.join(format!("out/docs/{gone}.txt")).exists());
+
+    // A whole cluster by keyboard: 2 (keep the container) asks for confirmation, y confirms.
+    let cluster = &review(&["list"])[0];
+    let cid = cluster["id"].as_i64().unwrap();
+    let waiting = cluster["pending"].as_array().unwrap().len();
+    cdp.call(
+        "Page.navigate",
+        json!({"url": format!("{url}cluster/{cid}")}),
+    );
+    cdp.wait_for("document.getElementById('c-keep-container') !== null");
+    cdp.key("2", "Digit2", 50);
+    cdp.wait_for("document.getElementById('impact') !== null");
+    let impact = cdp.eval("document.getElementById('impact').textContent");
+    assert!(
+        impact
+            .as_str()
+            .unwrap()
+            .contains(&format!("{waiting} waiting pairs get drop-contained")),
+        "{impact}"
+    );
+    assert!(
+        review(&["cluster", &cid.to_string()])[0]["pending"]
+            .as_array()
+            .unwrap()
+            .len()
+            == waiting,
+        "the confirmation page changes nothing"
+    );
+    cdp.key("y", "KeyY", 89);
+    cdp.wait_for(&format!("!location.pathname.startsWith('/cluster/{cid}/')"));
+    let after = &review(&["cluster", &cid.to_string()])[0];
+    assert!(after["pending"].as_array().unwrap().is_empty());
+    let decided = review(&["list", "--pairs", "--status", "decided"]);
+    for p in cluster["pending"].as_array().unwrap() {
+        let d = decided.iter().find(|x| &x["id"] == p).expect("decided");
+        assert_eq!(d["decision"], "drop-contained");
+    }
+
+    // A bulk rule from the page: a mistake is named, then everything left is kept, confirmed.
+    let left = review(&["list", "--pairs"]).len();
+    assert!(left > 0, "pairs are left for the rule");
+    cdp.call("Page.navigate", json!({"url": format!("{url}rule")}));
+    cdp.wait_for("document.getElementById('where') !== null");
+    cdp.eval("document.getElementById('where').value = 'cnt >= 0'; document.getElementById('preview').click()");
+    cdp.wait_for("document.getElementById('rule-error') !== null");
+    assert!(cdp
+        .eval("document.getElementById('rule-error').textContent")
+        .as_str()
+        .unwrap()
+        .contains("unknown field `cnt`"));
+    cdp.eval(
+        "document.getElementById('where').value = 'cont >= 0'; \
+         document.getElementById('decision').value = 'keep-both'; \
+         document.getElementById('preview').click()",
+    );
+    cdp.wait_for("document.getElementById('impact') !== null");
+    assert!(cdp
+        .eval("document.getElementById('impact').textContent")
+        .as_str()
+        .unwrap()
+        .contains(&format!("{left} waiting pairs get keep-both")));
+    cdp.eval("document.getElementById('confirm').click()");
+    cdp.wait_for("location.pathname === '/log'");
+    assert!(review(&["list", "--pairs"]).is_empty());
+    let log = review(&["log"]);
+    let kinds: Vec<&str> = log.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["pair", "cluster", "rule"]);
+
+    // Undo the rule from the log: its pairs wait again.
+    let rule_entry = log[2]["id"].as_i64().unwrap();
+    cdp.eval(&format!(
+        "document.getElementById('undo-{rule_entry}').click()"
+    ));
+    cdp.wait_for(&format!(
+        "location.pathname === '/log' && document.getElementById('undo-{rule_entry}') === null"
+    ));
+    assert_eq!(review(&["list", "--pairs"]).len(), left);
+    assert_eq!(review(&["log"])[2]["undone_by"], review(&["log"])[3]["id"]);
+    cdp.call("Page.navigate", json!({"url": url}));
+    cdp.wait_for("document.querySelectorAll('tr.pending').length > 0");
 
     // The page it landed on is the next pending pair: the screenshot for the README.
     let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
