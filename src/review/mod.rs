@@ -675,6 +675,52 @@ mod tests {
         );
     }
 
+    /// Two real year stubs (tests/fixtures/review): passages start and end on whole words,
+    /// never inside `<onlyinclude>`, adjacent shared shingles make one passage, and each
+    /// passage links to a twin that holds the same words.
+    #[test]
+    fn passages_on_real_year_stubs_are_whole_and_linked() {
+        let fixture = |n: &str| {
+            std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/review")
+                    .join(n),
+            )
+            .unwrap()
+        };
+        let (a, b) = (fixture("year_50_bc.txt"), fixture("year_47_bc.txt"));
+        let (pa, pb) = shared_passages(&topic(), &a, &b);
+        assert!(!pa.is_empty() && !pb.is_empty());
+        for (text, ps, other, other_ps) in [(&a, &pa, &b, &pb), (&b, &pb, &a, &pa)] {
+            for p in ps.iter() {
+                let before = text[..p.start].chars().next_back();
+                let after = text[p.end..].chars().next();
+                assert!(
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '<')
+                        && !after.is_some_and(|c| c.is_alphanumeric() || c == '>'),
+                    "passage cuts a token: {:?}",
+                    &text[p.start.saturating_sub(3)..(p.end + 3).min(text.len())]
+                );
+                let inside = &text[p.start..p.end];
+                assert_eq!(
+                    inside.matches('<').count(),
+                    inside.matches('>').count(),
+                    "{inside}"
+                );
+                let twin = &other_ps[p.other.expect("a twin")];
+                let first_word = |s: &str| s.split_whitespace().next().unwrap().to_lowercase();
+                assert_eq!(first_word(inside), first_word(&other[twin.start..twin.end]));
+            }
+        }
+        // The opening sentence is one passage, not one per shingle.
+        let opening = "BC was a year of the pre-Julian Roman calendar. At the time, it was known as the Year of the Consulship";
+        assert!(
+            pa.iter().any(|p| &a[p.start..p.end] == opening),
+            "{:?}",
+            pa.iter().map(|p| &a[p.start..p.end]).collect::<Vec<_>>()
+        );
+    }
+
     #[test]
     fn no_shared_words_no_passages() {
         let (pa, pb) = shared_passages(&topic(), "один два три четыре", "five six seven eight");
