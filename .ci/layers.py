@@ -130,6 +130,12 @@ for f in SRC.rglob("*.rs"):
     if f != SRC / "collection" / "mod.rs":
         forbid([f], r'"collection\.sqlite', "the store's file name lives in collection/mod.rs")
 
+# 7b. A review decision is written in one place: the review log derives a pair's decision and
+# the texts review drops (store/review_log.rs); salvage restores them as found (health.rs).
+for f in SRC.rglob("*.rs"):
+    if f not in (SRC / "store" / "review_log.rs", SRC / "store" / "health.rs"):
+        forbid([f], r"SET decision\b|INSERT INTO decisions", "review decisions are written by store/review_log.rs")
+
 # 8. The repository stands alone: product files never point at ../shared.
 for p in [SRC.parent / "README.md", SRC.parent / "ARCHITECTURE.md", *SRC.parent.glob("docs/*.md")]:
     for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):

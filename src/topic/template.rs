@@ -53,6 +53,7 @@ const TOP: &[(&str, &str)] = &[
     ("relevance", "Relevance to the topic (`relevance: off` switches it off); texts below the threshold are `off_topic`."),
     ("dedup", "Near-duplicate detection (docs/methods.md, docs/method.md §5)."),
     ("crawl", "Politeness of web fetching."),
+    ("review", "Curation: standing rules that build and update apply to the review queue, each application one entry of `collect review log` (undo it there)."),
     ("strict", "Stop a build or update at the first bad input (exit 2) instead of skipping and recording it."),
 ];
 
@@ -414,6 +415,12 @@ pub fn render(spec: &NewTopic, path: &Path) -> Result<String, TopicError> {
     section(&mut out, "relevance", to_value(&d.relevance));
     section(&mut out, "dedup", to_value(&d.dedup));
     section(&mut out, "crawl", to_value(&d.crawl));
+    // Rules have no default to write out: an example shows their shape instead.
+    out.push_str(&format!(
+        "\n# {}\nreview:\n  # decide every pending pair a rule picks (fields and grammar: `collect review decide --help`), e.g.\n  \
+         #   - {{where: \"cont >= 0.95 and words < 80\", decision: drop-contained, note: stubs inside articles}}\n  rules: []\n",
+        top_comment("review")
+    ));
     out.push_str(&format!(
         "\n# {}\nstrict: {}\n",
         top_comment("strict"),
@@ -455,6 +462,14 @@ mod tests {
         assert_eq!(t.relevance, RelevanceSettings::default());
         assert_eq!(t.dedup, DedupSettings::default());
         assert_eq!(t.crawl, CrawlConfig::default());
+        assert_eq!(t.review, crate::topic::ReviewSettings::default());
+        // The example rule in the comment is one the topic accepts.
+        let example = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("#   - "))
+            .expect("an example rule");
+        let with_rule = text.replace("  rules: []", &format!("  rules:\n    - {example}"));
+        assert_eq!(Topic::parse(&with_rule, p).unwrap().review.rules.len(), 1);
         let names = t.source_names();
         assert_eq!(
             names,
