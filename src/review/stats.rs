@@ -121,8 +121,8 @@ pub fn render(store: &Store, s: &Stats) -> Result<String> {
     let r = &s.review;
     let _ = writeln!(
         out,
-        "\nReview: {} contained pairs; {} pending, {} decided ({} keep-both, {} drop-contained, {} drop-container), {} moot (a text already out).",
-        r.pairs, r.pending, r.decided, r.keep_both, r.drop_contained, r.drop_container, r.moot
+        "\nReview: {} contained pairs; {} pending in {} clusters ({} words at stake), {} decided ({} keep-both, {} drop-contained, {} drop-container), {} moot (a text already out).",
+        r.pairs, r.pending, r.clusters_pending, r.words_pending, r.decided, r.keep_both, r.drop_contained, r.drop_container, r.moot
     );
     if let Some(r) = &s.relevance {
         let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "–".into());

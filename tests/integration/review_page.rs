@@ -37,6 +37,12 @@ struct Cdp {
 
 impl Cdp {
     fn call(&mut self, method: &str, params: Value) -> Value {
+        let v = self.send(method, params);
+        assert!(v.get("error").is_none(), "{method}: {v}");
+        v["result"].clone()
+    }
+    /// The whole reply to one command, an error reply included.
+    fn send(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
         let msg = json!({"id": id, "method": method, "params": params}).to_string();
@@ -46,18 +52,20 @@ impl Cdp {
             if let tungstenite::Message::Text(t) = m {
                 let v: Value = serde_json::from_str(&t).unwrap();
                 if v["id"] == id {
-                    assert!(v.get("error").is_none(), "{method}: {v}");
-                    return v["result"].clone();
+                    return v;
                 }
             }
         }
     }
+    /// The value of `expr` in the page; null when the page was between documents (a click
+    /// that submits a form can replace the context the answer would come from, on a loaded
+    /// machine): callers wait or assert on the value, so a null is never taken for success.
     fn eval(&mut self, expr: &str) -> Value {
-        let r = self.call(
+        let r = self.send(
             "Runtime.evaluate",
             json!({"expression": expr, "returnByValue": true}),
         );
-        r["result"]["value"].clone()
+        r["result"]["result"]["value"].clone()
     }
     /// Waits until `expr` evaluates to true in a fully loaded page.
     fn wait_for(&mut self, expr: &str) {
