@@ -447,7 +447,7 @@ fn cluster_page(
         );
     }
     b.push_str("<h2>Texts</h2><table id=\"members\"><thead><tr><th>role</th><th>text</th><th>words</th><th>highest containment</th><th>source</th></tr></thead><tbody>");
-    for m in &c.members {
+    for m in c.members.iter().take(CLUSTER_ROWS) {
         let role = match m.role {
             Role::Container => "container",
             Role::Contained => "contained",
@@ -463,8 +463,12 @@ fn cluster_page(
             s = escape(&m.source),
         );
     }
-    b.push_str("</tbody></table><h2>Pairs</h2><table><thead><tr><th>pair</th><th>status</th><th>contained</th><th>container</th><th>containment</th><th>shared shingles</th><th>decision</th></tr></thead><tbody>");
-    for p in pairs {
+    b.push_str("</tbody></table>");
+    more(&mut b, c.members.len(), "texts", c.id);
+    b.push_str("<h2>Pairs</h2><table><thead><tr><th>pair</th><th>status</th><th>contained</th><th>container</th><th>containment</th><th>shared shingles</th><th>decision</th></tr></thead><tbody>");
+    let mut pairs = pairs.to_vec();
+    pairs.sort_by_key(|p| (p.status != PairStatus::Pending, p.id));
+    for p in pairs.iter().take(CLUSTER_ROWS) {
         let st = status_name(p.status);
         let _ = write!(
             b,
@@ -478,7 +482,22 @@ fn cluster_page(
         );
     }
     b.push_str("</tbody></table>");
+    more(&mut b, pairs.len(), "pairs", c.id);
     page(&format!("cluster #{}", c.id), counts, &b)
+}
+
+/// Rows of each table of a cluster page: a cluster of thousands of year stubs is decided as a
+/// whole, and its first rows show what it is.
+const CLUSTER_ROWS: usize = 100;
+
+fn more(b: &mut String, total: usize, what: &str, cluster: i64) {
+    if total > CLUSTER_ROWS {
+        let _ = write!(
+            b,
+            "<p class=\"meta\">… and {} more {what}: <code>collect review cluster {cluster}</code> lists them all.</p>",
+            total - CLUSTER_ROWS
+        );
+    }
 }
 
 /// What a bulk decision would change, with the button that takes it: no bulk decision is

@@ -233,3 +233,51 @@ fn demo_accepts_allow_private_and_warns_only_when_given() {
     );
     assert_eq!(stderr(&o).matches(WARNING).count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_output_without_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // One long text and its first quarter: a contained pair whose `review show` prints far more
+    // than a pipe holds.
+    let long: String = example_files(&["txt"])
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let cut = long.char_indices().nth(long.chars().count() / 4).unwrap().0;
+    std::fs::create_dir_all(root.join("texts")).unwrap();
+    write(&root.join("texts"), "long.txt", &long);
+    write(&root.join("texts"), "part.txt", &long[..cut]);
+    write(
+        root,
+        "topic.yaml",
+        "name: pipe\nsources:\n  - {kind: local, path: texts}\nrelevance: off\n",
+    );
+    run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
+    let pairs = json_lines(&stdout(&run_ok(
+        root,
+        &["--json", "review", "--collection", "out", "list", "--pairs"],
+    )));
+    let id = pairs[0]["id"]
+        .as_i64()
+        .expect("the part is contained")
+        .to_string();
+    let mut child = std::process::Command::new(BIN)
+        .args(["review", "--collection", "out", "show", &id])
+        .current_dir(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with(&format!("pair {id}")), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("error"), "{err}");
+}
