@@ -113,6 +113,7 @@ fn build_in(
         "min_words": topic.filter.min_words, "resumed": resumed,
     });
     let run = store.begin_run("build", &params.to_string())?;
+    store.defer_postings_index()?;
 
     let stop = topic
         .dedup
@@ -135,6 +136,7 @@ fn build_in(
 
     let started = std::time::Instant::now();
     dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup)?;
+    store.index_postings()?;
     let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::write_collection(&store, topic, &out)?;
     progress.stage(

@@ -113,6 +113,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             "doctor-rebuild",
             &serde_json::json!({"topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref())}).to_string(),
         )?;
+        store.defer_postings_index()?;
         let preparer = Preparer::of(topic, &stop, detector.as_ref());
         for chunk in docs.chunks(BATCH) {
             let signed: Vec<(Document, Vec<u64>)> = chunk
@@ -131,6 +132,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
                 .collect();
             store.insert_documents(run, &signed)?;
         }
+        store.index_postings()?;
         let with_text: Vec<Document> = docs
             .iter()
             .filter(|d| !d.text.is_empty() && !d.status.is_filtered_out())

@@ -108,6 +108,8 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     store.set_meta("update_state", "in-progress")?;
     let params = serde_json::json!({"topic": topic.name, "detector": topic.dedup.signature_key(detector.as_ref())});
     let run = store.begin_run("update", &params.to_string())?;
+    // A store whose build was killed before its end has no fingerprint index yet.
+    store.index_postings()?;
 
     let stop = topic
         .dedup

@@ -131,6 +131,17 @@ UPDATE decisions SET entry = id;
 CREATE INDEX decisions_entry ON decisions(entry);
 ALTER TABLE pairs ADD COLUMN shared INTEGER;
 "#,
+    // v8 (speed): postings in insertion order, with the fingerprint index apart. A B-tree keyed
+    // on random fingerprints had every batch of a build rewrite pages all over the table; a
+    // build now appends postings and makes the index once at its end (`Store::index_postings`).
+    r#"
+CREATE TABLE postings_v8 (fp INTEGER NOT NULL, doc INTEGER NOT NULL REFERENCES documents(num));
+INSERT INTO postings_v8(fp, doc) SELECT fp, doc FROM postings ORDER BY doc, fp;
+DROP TABLE postings;
+ALTER TABLE postings_v8 RENAME TO postings;
+CREATE INDEX postings_doc ON postings(doc);
+CREATE INDEX postings_fp ON postings(fp);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -593,7 +604,7 @@ impl Store {
                     ?17, ?18, ?19, ?20)",
             ).at(&self.path)?;
             let mut post = tx
-                .prepare_cached("INSERT OR IGNORE INTO postings(fp, doc) VALUES (?1, ?2)")
+                .prepare_cached("INSERT INTO postings(fp, doc) VALUES (?1, ?2)")
                 .at(&self.path)?;
             for (d, sig) in docs {
                 let n = ins
@@ -625,7 +636,10 @@ impl Store {
                 }
                 added += 1;
                 let num = tx.last_insert_rowid();
-                for &fp in sig {
+                let mut fps = sig.clone();
+                fps.sort_unstable();
+                fps.dedup();
+                for fp in fps {
                     // SQLite integers are signed: the u64 bit pattern is kept as is.
                     post.execute(params![fp as i64, num]).at(&self.path)?;
                 }
@@ -633,6 +647,22 @@ impl Store {
         }
         tx.commit().at(&self.path)?;
         Ok(added)
+    }
+
+    /// Drops the fingerprint index of the postings while a build stores documents: kept up to
+    /// date, it costs a build most of its writes (see the v8 migration).
+    pub fn defer_postings_index(&self) -> Result<()> {
+        self.conn
+            .execute_batch("DROP INDEX IF EXISTS postings_fp")
+            .at(&self.path)
+    }
+
+    /// Makes the fingerprint index of the postings if it is missing (one sorted pass); what
+    /// an update's lookups of stored partners need. A no-op when it is there.
+    pub fn index_postings(&self) -> Result<()> {
+        self.conn
+            .execute_batch("CREATE INDEX IF NOT EXISTS postings_fp ON postings(fp)")
+            .at(&self.path)
     }
 
     /// Ids and signatures of the documents with the given status, ordered by id.
