@@ -201,6 +201,25 @@ fn class_names_judged_by_their_last_known_word() {
 }
 
 #[test]
+fn flexbox_utility_classes_are_not_content_names() {
+    for utility in [
+        "justify-content-start",
+        "align-content-center",
+        "place-content-end",
+    ] {
+        assert_eq!(name_hint(utility), 0, "{utility}");
+    }
+    let html = article(&format!(
+        "<p>{PARA}</p><p>{PARA}</p>\
+         <div class='author-box d-flex justify-content-start'>\
+         <p>Maria is a growth analyst who writes about search and data.</p></div>"
+    ));
+    let e = extract(&html, None);
+    assert!(!e.text.contains("growth analyst"), "{}", e.text);
+    assert_eq!(e.text.matches("real article text").count(), 2);
+}
+
+#[test]
 fn closed_tab_panels_are_content() {
     let html = format!(
         "<html><body><article><p>{PARA}</p><div role='tablist'><button>Python</button></div>\
