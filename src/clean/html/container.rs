@@ -247,11 +247,16 @@ impl Page<'_> {
         }
         let p = self.nodes[best].parent as usize;
         let end = self.nodes[p].end as usize;
+        let best_end = self.nodes[best].end as usize;
         // The blocks of one sibling's subtree are consecutive: one pass finds
         // each paragraph sibling's run of blocks.
         let mut k = 0;
         while k < blocks.len() {
             let o = blocks[k].owner as usize;
+            if o <= p || o >= end || (best..best_end).contains(&o) {
+                k += 1;
+                continue;
+            }
             let mut c = o;
             while c > p && self.nodes[c].parent as usize != p {
                 c = self.nodes[c].parent as usize;
