@@ -23,6 +23,11 @@ const EXPAND_KEEP: f32 = 0.6;
 const EXPAND_GAIN: f32 = 1.3;
 const PRUNE_SCORE: f32 = -80.0;
 const PRUNE_LINK_DENSITY: f32 = 0.4;
+/// Sibling paragraphs taken with the container: this many characters with
+/// few links, or shorter ones without links that end a sentence
+/// (Readability's values).
+const SIBLING_PARA_CHARS: u32 = 80;
+const SIBLING_LINK_DENSITY: f32 = 0.25;
 /// Lines at least this long that a quote repeats are dropped from it.
 const QUOTE_MIN_WORDS: usize = 5;
 /// Characters above the title heading that may be dropped as page furniture.
@@ -145,9 +150,16 @@ impl Page<'_> {
         }
         let mut out = String::new();
         let mut prev: Option<BlockKind> = None;
+        let mut take = vec![false; blocks.len()];
+        for (t, b) in take.iter_mut().zip(blocks) {
+            *t = b.owner >= lo && b.owner < hi && !dropped[b.owner as usize];
+        }
+        self.take_siblings(best, blocks, &mut take);
         let chosen: Vec<&Block> = blocks
             .iter()
-            .filter(|b| b.owner >= lo && b.owner < hi && !dropped[b.owner as usize])
+            .zip(&take)
+            .filter(|(_, t)| **t)
+            .map(|(b, _)| b)
             .collect();
         // The title heading is kept as `title`, not in the text; short lines
         // above it (breadcrumbs, category, date) are page furniture too.
@@ -222,6 +234,57 @@ impl Page<'_> {
             prev = Some(b.kind);
         }
         out
+    }
+
+    /// Readability's sibling step: a paragraph of the article that sits
+    /// beside the container rather than in it (when one long paragraph won on
+    /// its own, or the closing ones follow an inline widget) is taken when it
+    /// reads like prose. Only paragraphs: sibling boxes with good scores are
+    /// as often author bios and comment forms as article text.
+    fn take_siblings(&self, best: usize, blocks: &[Block], take: &mut [bool]) {
+        if best == self.body as usize {
+            return;
+        }
+        let p = self.nodes[best].parent as usize;
+        let end = self.nodes[p].end as usize;
+        let best_end = self.nodes[best].end as usize;
+        // The blocks of one sibling's subtree are consecutive: one pass finds
+        // each paragraph sibling's run of blocks.
+        let mut k = 0;
+        while k < blocks.len() {
+            let o = blocks[k].owner as usize;
+            if o <= p || o >= end || (best..best_end).contains(&o) {
+                k += 1;
+                continue;
+            }
+            let mut c = o;
+            while c > p && self.nodes[c].parent as usize != p {
+                c = self.nodes[c].parent as usize;
+            }
+            if c <= p || c >= end || c == best || self.nodes[c].kind != Kind::Para {
+                k += 1;
+                continue;
+            }
+            let c_end = self.nodes[c].end as usize;
+            let run = blocks[k..]
+                .iter()
+                .take_while(|b| (c..c_end).contains(&(b.owner as usize)))
+                .count();
+            let n = &self.nodes[c];
+            let prose = if n.chars >= SIBLING_PARA_CHARS {
+                (n.link_chars as f32) < SIBLING_LINK_DENSITY * n.chars as f32
+            } else {
+                n.link_chars == 0
+                    && blocks[k + run - 1]
+                        .text
+                        .trim_end()
+                        .ends_with(['.', '!', '?'])
+            };
+            if prose {
+                take[k..k + run].iter_mut().for_each(|t| *t = true);
+            }
+            k += run;
+        }
     }
 
     /// The outermost `<blockquote>` below the container that holds a block.

@@ -126,6 +126,15 @@ const POS_WORDS: &[&str] = &[
 /// "widget-theme-post-content" is content.
 pub(super) fn name_hint(name: &str) -> i8 {
     let lower = name.to_ascii_lowercase();
+    // Flexbox utility classes (Bootstrap's "justify-content-start") name a
+    // CSS property, not a part of the page: on an author box or a sidebar
+    // they must not make it content, which would outrank its real name.
+    if ["justify-content", "align-content", "place-content"]
+        .iter()
+        .any(|u| lower.starts_with(u))
+    {
+        return 0;
+    }
     // Profile boxes beside forum posts (join date, post count, badges).
     if lower.contains("user-info") || lower.contains("user-details") {
         return HINT_HARD;

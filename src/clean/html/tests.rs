@@ -201,6 +201,25 @@ fn class_names_judged_by_their_last_known_word() {
 }
 
 #[test]
+fn flexbox_utility_classes_are_not_content_names() {
+    for utility in [
+        "justify-content-start",
+        "align-content-center",
+        "place-content-end",
+    ] {
+        assert_eq!(name_hint(utility), 0, "{utility}");
+    }
+    let html = article(&format!(
+        "<p>{PARA}</p><p>{PARA}</p>\
+         <div class='author-box d-flex justify-content-start'>\
+         <p>Maria is a growth analyst who writes about search and data.</p></div>"
+    ));
+    let e = extract(&html, None);
+    assert!(!e.text.contains("growth analyst"), "{}", e.text);
+    assert_eq!(e.text.matches("real article text").count(), 2);
+}
+
+#[test]
 fn closed_tab_panels_are_content() {
     let html = format!(
         "<html><body><article><p>{PARA}</p><div role='tablist'><button>Python</button></div>\
@@ -391,4 +410,28 @@ fn long_link_split_by_a_block_does_not_underflow() {
     );
     let text = extract(&html, None).text;
     assert!(text.contains("tail of the link"), "{text:?}");
+}
+
+#[test]
+fn paragraphs_beside_a_lone_winning_paragraph_are_kept() {
+    // One long paragraph outscores its post body, whose link list drags the
+    // body's score down; the short paragraphs after it are still the post.
+    let links: String = (1..=12)
+        .map(|i| format!("<li><a href='/p/{i}'>Project number {i}</a></li>"))
+        .collect();
+    let html = format!(
+        "<html><body><div class='entry-content'><p>{PARA} {PARA} {PARA}</p>\
+         <p>The planter I am sharing today is one I built last spring from scrap wood and paint.</p>\
+         <p>Be sure to check out the other projects below!</p>\
+         <ul>{links}</ul><p>YOU MIGHT ALSO LIKE:</p></div></body></html>"
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("The planter I am sharing"), "{}", e.text);
+    assert!(
+        e.text.contains("check out the other projects"),
+        "{}",
+        e.text
+    );
+    assert!(!e.text.contains("ALSO LIKE"), "{}", e.text);
+    assert!(!e.text.contains("Project number"), "{}", e.text);
 }
