@@ -106,10 +106,19 @@ pub fn clean_text(
     cleaner_for(payload).clean(body, ctx)
 }
 
+/// Bytes of a text's start that language detection reads (`examples/language_sample.rs`
+/// measures how often a shorter sample changes the decision).
+pub const LANGUAGE_SAMPLE_BYTES: usize = 4096;
+
 /// ISO 639-1 code of the text's language (whatlang), or None when unsure.
 pub fn detect_language(text: &str) -> Option<String> {
+    detect_language_in(text, LANGUAGE_SAMPLE_BYTES)
+}
+
+/// [`detect_language`] on the first `sample` bytes (cut back to a character boundary).
+pub fn detect_language_in(text: &str, sample: usize) -> Option<String> {
     // A prefix is enough to identify the language and keeps detection cheap on long texts.
-    let mut end = text.len().min(4096);
+    let mut end = text.len().min(sample);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
