@@ -12,7 +12,7 @@ use crate::progress::Progress;
 use crate::readers::local::LocalReader;
 use crate::readers::warc::WarcReader;
 use crate::readers::web::{wiki_language, WebReader};
-use crate::readers::{Notice, RawDoc, Reader};
+use crate::readers::{FileState, KnownFiles, Notice, RawDoc, Reader};
 use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::Detector;
 use crate::store::{Document, Status, Store, StoreFrontier};
@@ -275,8 +275,9 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         Some(f)
     };
     let mut counts = Ingested::default();
-    for reader in readers_of(topic, &frontier) {
+    for mut reader in readers_of(topic, &frontier) {
         let started = std::time::Instant::now();
+        reader.pass_unchanged(KnownFiles(store.known_files(reader.name())?));
         let before = counts;
         let label = format!("reading {}", reader.name());
         // A bar with an ETA where the reader knows how much it will deliver.
@@ -295,9 +296,13 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
             Ok(())
         };
         let mut skips: Vec<Skip> = Vec::new();
+        let mut files_read: Vec<FileState> = Vec::new();
+        let mut unchanged = 0u64;
         let shown = counts.skipped;
         let mut notice = |n: Notice| -> Result<()> {
             match n {
+                Notice::Read(f) => files_read.push(f),
+                Notice::Unchanged(_) => unchanged += 1,
                 Notice::Warning(w) => progress.warn(&w),
                 Notice::Skipped(s) if strict && s.reason.loses_input() => {
                     return Err(s.into_error())
@@ -332,6 +337,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         flush(&mut pending, store)?;
         // Only after a complete read: an interrupted one leaves the previous record standing.
         store.replace_skipped(reader.name(), &skips)?;
+        store.remember_files(reader.name(), &files_read)?;
         counts.read += read;
         counts.new += new;
         counts.skipped += skips.iter().filter(|s| s.reason.loses_input()).count();
@@ -339,10 +345,14 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         progress.stage(
             &format!("read {}", reader.name()),
             &format!(
-                "{} documents, {} new (cleaned, filtered, signed, stored), {} skipped",
+                "{} documents, {} new (cleaned, filtered, signed, stored), {} skipped{}",
                 counts.read - before.read,
                 counts.new - before.new,
-                counts.skipped - before.skipped
+                counts.skipped - before.skipped,
+                match unchanged {
+                    0 => String::new(),
+                    n => format!("; {n} files unchanged since they were read, passed by"),
+                }
             ),
             started,
             Some((counts.read - before.read) as u64),

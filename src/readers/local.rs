@@ -8,7 +8,7 @@
 
 use super::documents::DocFormat;
 use super::walk::{has_ext, kind_of, walk, WalkOptions};
-use super::{document_body, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
+use super::{document_body, Check, KnownFiles, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -43,6 +43,7 @@ pub struct LocalReader {
     rank: u32,
     path: PathBuf,
     opts: LocalOptions,
+    known: KnownFiles,
 }
 
 impl LocalReader {
@@ -53,6 +54,7 @@ impl LocalReader {
             rank,
             path,
             opts,
+            known: KnownFiles::default(),
         }
     }
 }
@@ -406,6 +408,13 @@ impl LocalReader {
             notice(Notice::Skipped(s))?;
         }
         for file in walked.files {
+            let state = match self.known.check(&file) {
+                Check::Unchanged(s) => {
+                    notice(Notice::Unchanged(s))?;
+                    continue;
+                }
+                Check::Read(s) => s,
+            };
             let rel = file.strip_prefix(p).unwrap_or(&file);
             let locator = rel.to_string_lossy().replace('\\', "/");
             if let Some(format) = DocFormat::from_name(&locator) {
@@ -435,6 +444,9 @@ impl LocalReader {
                     document: Some(format),
                     defect,
                 })?;
+                if let Some(s) = state {
+                    notice(Notice::Read(s))?;
+                }
                 continue;
             }
             let f = match read_file_capped(&file, self.opts.max_file_bytes) {
@@ -469,6 +481,9 @@ impl LocalReader {
                 document: None,
                 defect: None,
             })?;
+            if let Some(s) = state {
+                notice(Notice::Read(s))?;
+            }
         }
         Ok(())
     }
@@ -479,15 +494,24 @@ impl LocalReader {
         notice: &mut dyn FnMut(Notice) -> Result<()>,
     ) -> Result<()> {
         let p = &self.path;
+        let state = match self.known.check(p) {
+            Check::Unchanged(s) => return notice(Notice::Unchanged(s)),
+            Check::Read(s) => s,
+        };
         let mut seen = std::collections::HashSet::new();
+        let mut skipped = 0;
         jsonl_records(p, self.opts.max_file_bytes, |line_no, line| {
             let doc = match line.and_then(|l| parse_json_record(p, line_no, l).map(|d| (d, l))) {
                 Ok(d) => d,
-                Err(skip) => return notice(Notice::Skipped(skip)),
+                Err(skip) => {
+                    skipped += 1;
+                    return notice(Notice::Skipped(skip));
+                }
             };
             let (doc, line) = doc;
             let id = doc.id.into_string();
             if !seen.insert(id.clone()) {
+                skipped += 1;
                 return notice(Notice::Skipped(Skip {
                     path: p.clone(),
                     line: Some(line_no),
@@ -511,13 +535,22 @@ impl LocalReader {
                 document: None,
                 defect: None,
             })
-        })
+        })?;
+        // A file with a bad line is read again next time: its skips stay on record that way.
+        match state {
+            Some(s) if skipped == 0 => notice(Notice::Read(s)),
+            _ => Ok(()),
+        }
     }
 }
 
 impl Reader for LocalReader {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn pass_unchanged(&mut self, known: KnownFiles) {
+        self.known = known;
     }
 
     fn collect(
@@ -574,7 +607,7 @@ mod tests {
                     skips.push(s);
                     Ok(())
                 }
-                Notice::Warning(_) => Ok(()),
+                Notice::Warning(_) | Notice::Read(_) | Notice::Unchanged(_) => Ok(()),
             },
         )?;
         Ok((docs, skips))

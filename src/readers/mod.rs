@@ -88,6 +88,37 @@ pub enum Notice {
     /// Not read: the build records it, counts it in the report and goes on, unless it runs
     /// strict, in which case the callback returns the error and the reader stops with it.
     Skipped(Skip),
+    /// A file (or archive) delivered whole, with nothing skipped: once the source's read is
+    /// complete and stored, the store remembers it, and the next read passes it by while it
+    /// stays as it was.
+    Read(FileState),
+    /// A file passed by unread: as it was when a complete read took it whole.
+    Unchanged(FileState),
+}
+
+pub use crate::store::files::FileState;
+
+/// The files a source's earlier complete reads took whole, by absolute path.
+#[derive(Debug, Clone, Default)]
+pub struct KnownFiles(pub std::collections::HashMap<String, FileState>);
+
+/// Whether a file needs reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// As a complete read left it: pass it by.
+    Unchanged(FileState),
+    /// New or changed (its state now, when it has one to remember): read it.
+    Read(Option<FileState>),
+}
+
+impl KnownFiles {
+    /// Whether the file at `path` needs reading.
+    pub fn check(&self, path: &std::path::Path) -> Check {
+        match FileState::of(path) {
+            Some(now) if self.0.get(&now.path) == Some(&now) => Check::Unchanged(now),
+            now => Check::Read(now),
+        }
+    }
 }
 
 /// A reader of one source's raw documents.
@@ -104,5 +135,45 @@ pub trait Reader {
     /// How many documents `collect` will deliver, when that is known before reading.
     fn expected(&self) -> Result<Option<u64>> {
         Ok(None)
+    }
+    /// The files earlier reads took whole: a reader of files passes by those unchanged
+    /// ([`Notice::Unchanged`]); other readers read as before.
+    fn pass_unchanged(&mut self, _known: KnownFiles) {}
+}
+
+#[cfg(test)]
+mod file_memory_tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_passed_by_only_while_size_time_and_inode_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "one").unwrap();
+        let state = FileState::of(&p).unwrap();
+        assert!(std::path::Path::new(&state.path).is_absolute());
+        let known = KnownFiles([(state.path.clone(), state.clone())].into());
+        assert_eq!(known.check(&p), Check::Unchanged(state.clone()));
+        // Same size, another time.
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(9))
+            .unwrap();
+        assert!(matches!(known.check(&p), Check::Read(Some(_))));
+        // Another file of that name (a new inode), even with the old size and time.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(dir.path().join("other"), "xyz").unwrap();
+        std::fs::write(&p, "one").unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(state.mtime_ns as u64),
+        )
+        .unwrap();
+        let now = FileState::of(&p).unwrap();
+        assert_eq!((now.size, now.mtime_ns), (state.size, state.mtime_ns));
+        assert_eq!(
+            known.check(&p) == Check::Unchanged(now.clone()),
+            now.inode == state.inode
+        );
+        assert_eq!(known.check(&dir.path().join("gone")), Check::Read(None));
     }
 }

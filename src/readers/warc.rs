@@ -20,7 +20,7 @@
 use super::documents::DocFormat;
 use super::local::open_regular;
 use super::walk::{walk, WalkOptions};
-use super::{document_body, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
+use super::{document_body, Check, KnownFiles, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
 use crate::acquire::charset;
 use anyhow::Result;
 use std::cell::Cell;
@@ -123,6 +123,7 @@ pub struct WarcReader {
     paths: Vec<(PathBuf, String)>,
     opts: WarcOptions,
     counts: Cell<WarcCounts>,
+    known: KnownFiles,
 }
 
 impl WarcReader {
@@ -134,6 +135,7 @@ impl WarcReader {
             paths,
             opts,
             counts: Cell::new(WarcCounts::default()),
+            known: KnownFiles::default(),
         }
     }
 
@@ -193,6 +195,10 @@ impl Reader for WarcReader {
         &self.name
     }
 
+    fn pass_unchanged(&mut self, known: KnownFiles) {
+        self.known = known;
+    }
+
     fn collect(
         &self,
         sink: &mut dyn FnMut(RawDoc) -> Result<()>,
@@ -201,6 +207,14 @@ impl Reader for WarcReader {
         let mut counts = WarcCounts::default();
         for (path, label) in &self.paths {
             for (file, label) in self.files_of(path, label, notice)? {
+                let state = match self.known.check(&file) {
+                    Check::Unchanged(s) => {
+                        notice(Notice::Unchanged(s))?;
+                        continue;
+                    }
+                    Check::Read(s) => s,
+                };
+                let skipped_before = counts.skipped;
                 read_archive(&file, self.opts.max_record_bytes, &mut |ev| match ev {
                     Event::Doc(d) => {
                         counts.documents += 1;
@@ -248,6 +262,11 @@ impl Reader for WarcReader {
                     }
                 })?;
                 self.counts.set(counts);
+                // An archive with a bad record is read again next time, so its skips stay on
+                // record.
+                if let Some(s) = state.filter(|_| counts.skipped == skipped_before) {
+                    notice(Notice::Read(s))?;
+                }
             }
         }
         self.counts.set(counts);
@@ -1225,7 +1244,7 @@ mod tests {
         let e = r
             .collect(&mut |_| Ok(()), &mut |n| match n {
                 Notice::Skipped(s) => Err(s.into_error()),
-                Notice::Warning(_) => Ok(()),
+                _ => Ok(()),
             })
             .unwrap_err();
         assert!(e.to_string().contains("@"), "{e}");

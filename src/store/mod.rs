@@ -3,6 +3,7 @@
 //! One file per collection, WAL mode, schema versioned with `PRAGMA user_version`. Every change
 //! goes through a transaction, so a process killed at any moment leaves a consistent store.
 
+pub mod files;
 pub mod health;
 pub mod queries;
 pub mod review_log;

@@ -421,3 +421,85 @@ fn update_settles_newcomers_by_the_build_keep_rule() {
         "some newcomer outranks its stored partner and still is the duplicate"
     );
 }
+
+#[test]
+fn an_update_passes_by_the_files_that_did_not_change() {
+    let w = Work::new();
+    w.add(&round(0));
+    w.build();
+    let before = std::fs::read_to_string(w.out().join("manifest.jsonl")).unwrap();
+    // Nothing changed: nothing is read, nothing changes.
+    let u = w.update();
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(
+        std::fs::read_to_string(w.out().join("manifest.jsonl")).unwrap(),
+        before
+    );
+    // One file rewritten and one added: only those two are read.
+    let texts = w.root.join("texts");
+    let first = std::fs::read_dir(&texts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .min()
+        .unwrap();
+    let mut body = std::fs::read_to_string(&first).unwrap();
+    body.push_str("\n\nA paragraph added since the build, so the file is not what was read.\n");
+    std::fs::write(&first, body).unwrap();
+    w.add(&round(1)[..1]);
+    let o = w.run(&["--json", "update", "topic.yaml", "--out", "out"]);
+    let u: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(2), Some(2)));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{} files unchanged since they were read, passed by",
+            round(0).len() - 1
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // The same bytes under a new time are read again (and found stored already).
+    let f = std::fs::File::options().write(true).open(&first).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    let u = w.update();
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(1), Some(0)));
+}
+
+#[test]
+fn a_jsonl_file_is_passed_by_whole_unless_it_changed_or_had_a_bad_line() {
+    let w = Work::new();
+    write(
+        &w.root,
+        "topic.yaml",
+        "name: grow\nsources:\n  - {kind: local, path: docs.jsonl}\nfilter: {min_words: 1}\n",
+    );
+    let line =
+        |id: &str| format!("{{\"id\": \"{id}\", \"text\": \"text number {id} of the corpus\"}}\n");
+    let mut jsonl = line("a") + &line("b");
+    write(&w.root, "docs.jsonl", &jsonl);
+    w.build();
+    assert_eq!(w.update()["read"].as_u64(), Some(0));
+    jsonl.push_str(&line("c"));
+    write(&w.root, "docs.jsonl", &jsonl);
+    let u = w.update();
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(3), Some(1)));
+    assert_eq!(w.update()["read"].as_u64(), Some(0));
+    // A bad line: the file is read every time, so the skip stays on record.
+    jsonl.push_str("{not json\n");
+    write(&w.root, "docs.jsonl", &jsonl);
+    for _ in 0..2 {
+        let o = run(&w.root, &["--json", "update", "topic.yaml", "--out", "out"]);
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "skips give exit 3: {}",
+            stderr(&o)
+        );
+        let u: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            (u["read"].as_u64(), u["skipped"].as_u64()),
+            (Some(3), Some(1))
+        );
+    }
+}

@@ -123,10 +123,17 @@ fn archives_build_with_urls_dates_and_bad_records_recorded_once() {
     let lines = json_lines(&stdout(&exported));
     assert!(lines.iter().all(|l| l["date"].is_string()), "{lines:?}");
 
-    // A rerun reads the archives again: nothing new, the same skips, not twice as many.
+    // An update passes by the two whole archives and reads the cut one again: nothing new,
+    // the same skips, not twice as many.
     let before = std::fs::read_to_string(out.join("manifest.jsonl")).unwrap();
-    let ran = run(dir, &["update", &t, "--out", o, "--quiet"]);
+    let ran = run(dir, &["--json", "update", &t, "--out", o, "--quiet"]);
     assert_eq!(ran.status.code(), Some(3), "stderr: {}", stderr(&ran));
+    let u: serde_json::Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(
+        (u["read"].as_u64(), u["new"].as_u64()),
+        (Some(4), Some(0)),
+        "{u}"
+    );
     assert_eq!(
         std::fs::read_to_string(out.join("manifest.jsonl")).unwrap(),
         before
