@@ -163,6 +163,28 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// A collection built in `ROOT/out` from a copy of every text of examples/texts in
+/// `ROOT/texts` (topic `name`, `min_words: 100`, then `extra_topic`): the PEP revisions give
+/// duplicates and contained pairs.
+pub fn examples_collection(name: &str, extra_topic: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    std::fs::create_dir_all(root.join("texts")).unwrap();
+    for f in example_files(&["txt", "html"]) {
+        std::fs::copy(&f, root.join("texts").join(f.file_name().unwrap())).unwrap();
+    }
+    write(
+        &root,
+        "topic.yaml",
+        &format!(
+            "name: {name}\nlanguages: [en, ru]\nsources:\n  - {{kind: local, path: texts}}\n\
+             filter: {{min_words: 100}}\n{extra_topic}"
+        ),
+    );
+    run_ok(&root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
+    (tmp, root)
+}
+
 /// One JSON value a line (JSONL, `--json` listings).
 pub fn json_lines(text: &str) -> Vec<Value> {
     text.lines()

@@ -9,22 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::common::*;
 
 fn collection(extra_topic: &str) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().to_path_buf();
-    std::fs::create_dir_all(root.join("texts")).unwrap();
-    for f in example_files(&["txt", "html"]) {
-        std::fs::copy(&f, root.join("texts").join(f.file_name().unwrap())).unwrap();
-    }
-    write(
-        &root,
-        "topic.yaml",
-        &format!(
-            "name: cur\nlanguages: [en, ru]\nsources:\n  - {{kind: local, path: texts}}\n\
-             filter: {{min_words: 100}}\n{extra_topic}"
-        ),
-    );
-    run_ok(&root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
-    (tmp, root)
+    examples_collection("cur", extra_topic)
 }
 
 fn review(root: &Path, args: &[&str]) -> Vec<Value> {

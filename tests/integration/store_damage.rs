@@ -16,20 +16,8 @@ struct Work {
 impl Work {
     /// A collection built from examples/texts in `out/`, with one review decision taken.
     fn built() -> Work {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().to_path_buf();
-        std::fs::create_dir_all(root.join("texts")).unwrap();
-        for f in example_files(&["txt", "html"]) {
-            std::fs::copy(&f, root.join("texts").join(f.file_name().unwrap())).unwrap();
-        }
-        write(
-            &root,
-            "topic.yaml",
-            "name: damage\nlanguages: [en, ru]\nsources:\n  - {kind: local, path: texts}\n\
-             filter: {min_words: 100}\n",
-        );
+        let (tmp, root) = examples_collection("damage", "");
         let w = Work { _tmp: tmp, root };
-        run_ok(&w.root, &["--quiet", "build", "topic.yaml", "--out", "out"]);
         let pending = json_lines(&stdout(&run_ok(
             &w.root,
             &["--json", "review", "list", "--pairs", "--collection", "out"],
