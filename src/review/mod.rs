@@ -122,6 +122,15 @@ impl PairSummary {
         }
     }
 
+    /// Words of the container.
+    pub fn words_container(&self) -> u64 {
+        if self.a_is_contained() {
+            self.words_b
+        } else {
+            self.words_a
+        }
+    }
+
     /// The figures a rule tests.
     pub fn facts(&self) -> Facts<'_> {
         let a = self.a_is_contained();
@@ -129,7 +138,7 @@ impl PairSummary {
             cont: self.containment(),
             res: self.resemblance,
             words: self.words_contained(),
-            container_words: if a { self.words_b } else { self.words_a },
+            container_words: self.words_container(),
             shared: self.shared,
             source: if a { &self.source_a } else { &self.source_b },
             container_source: if a { &self.source_b } else { &self.source_a },

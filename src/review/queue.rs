@@ -214,18 +214,13 @@ pub struct Bulk {
 fn plan(target: String, decision: Decision, picked: &[&PairSummary]) -> Bulk {
     let mut drops: FxHashMap<&str, u64> = FxHashMap::default();
     for p in picked {
-        let words_container = if p.contained == p.a {
-            p.words_b
-        } else {
-            p.words_a
-        };
         match decision {
             Decision::KeepBoth => {}
             Decision::DropContained => {
                 drops.insert(&p.contained, p.words_contained());
             }
             Decision::DropContainer => {
-                drops.insert(p.container(), words_container);
+                drops.insert(p.container(), p.words_container());
             }
         }
     }
