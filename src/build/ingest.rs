@@ -12,7 +12,7 @@ use crate::progress::Progress;
 use crate::readers::local::LocalReader;
 use crate::readers::warc::WarcReader;
 use crate::readers::web::{wiki_language, WebReader};
-use crate::readers::{FileState, KnownFiles, Notice, RawDoc, Reader};
+use crate::readers::{FileRead, KnownFiles, Notice, RawDoc, Reader};
 use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::Detector;
 use crate::store::{Document, Status, Store, StoreFrontier};
@@ -277,7 +277,15 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
     let mut counts = Ingested::default();
     for mut reader in readers_of(topic, &frontier) {
         let started = std::time::Instant::now();
-        reader.pass_unchanged(KnownFiles(store.known_files(reader.name())?));
+        let mut known = KnownFiles {
+            files: store.known_files(reader.name())?,
+            ..KnownFiles::default()
+        };
+        for path in known.grown_paths() {
+            let ids = store.file_ids(reader.name(), &path)?;
+            known.ids.insert(path, ids);
+        }
+        reader.pass_unchanged(known);
         let before = counts;
         let label = format!("reading {}", reader.name());
         // A bar with an ETA where the reader knows how much it will deliver.
@@ -296,7 +304,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
             Ok(())
         };
         let mut skips: Vec<Skip> = Vec::new();
-        let mut files_read: Vec<FileState> = Vec::new();
+        let mut files_read: Vec<FileRead> = Vec::new();
         let mut unchanged = 0u64;
         let shown = counts.skipped;
         let mut notice = |n: Notice| -> Result<()> {

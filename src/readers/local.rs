@@ -8,7 +8,10 @@
 
 use super::documents::DocFormat;
 use super::walk::{has_ext, kind_of, walk, WalkOptions};
-use super::{document_body, Check, KnownFiles, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
+use super::{
+    document_body, Check, FileRead, FileState, JsonlState, KnownFiles, Notice, Payload, RawDoc,
+    Reader, Skip, SkipReason,
+};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -165,12 +168,28 @@ pub(crate) fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u
 pub fn jsonl_records(
     path: &Path,
     max_line_bytes: u64,
-    mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
+    f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<()> {
-    let (file, _) = open_regular(path).map_err(Skip::into_error)?;
+    jsonl_records_from(path, max_line_bytes, (0, 0), None, f).map(|_| ())
+}
+
+/// [`jsonl_records`] from byte `from.0`, the first line there numbered `from.1 + 1`, feeding
+/// every byte read to `crc`; returns the number of the last line.
+fn jsonl_records_from(
+    path: &Path,
+    max_line_bytes: u64,
+    from: (u64, u64),
+    mut crc: Option<&mut crc32fast::Hasher>,
+    mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
+) -> Result<u64> {
+    let (mut file, _) = open_regular(path).map_err(Skip::into_error)?;
+    if from.0 > 0 {
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from.0))
+            .with_context(|| format!("{}: cannot seek to byte {}", path.display(), from.0))?;
+    }
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut buf: Vec<u8> = Vec::new();
-    let mut line_no = 0;
+    let mut line_no = from.1 as usize;
     let read_err = |line_no: usize| format!("{}:{}: cannot read", path.display(), line_no);
     loop {
         buf.clear();
@@ -180,7 +199,10 @@ pub fn jsonl_records(
             .read_until(b'\n', &mut buf)
             .with_context(|| read_err(line_no + 1))?;
         if n == 0 {
-            return Ok(());
+            return Ok(line_no as u64);
+        }
+        if let Some(c) = crc.as_deref_mut() {
+            c.update(&buf);
         }
         line_no += 1;
         if !buf.ends_with(b"\n") && buf.len() as u64 > max_line_bytes {
@@ -445,7 +467,7 @@ impl LocalReader {
                     defect,
                 })?;
                 if let Some(s) = state {
-                    notice(Notice::Read(s))?;
+                    notice(Notice::Read(FileRead::whole(s)))?;
                 }
                 continue;
             }
@@ -482,7 +504,7 @@ impl LocalReader {
                 defect: None,
             })?;
             if let Some(s) = state {
-                notice(Notice::Read(s))?;
+                notice(Notice::Read(FileRead::whole(s)))?;
             }
         }
         Ok(())
@@ -498,49 +520,110 @@ impl LocalReader {
             Check::Unchanged(s) => return notice(Notice::Unchanged(s)),
             Check::Read(s) => s,
         };
+        // Lines appended to a file read whole before: read on from where that read ended, the
+        // ids read then standing in for the duplicate-id check.
+        let appended = match &state {
+            Some(now) => self.appended_since(now)?,
+            None => None,
+        };
+        let (from, mut crc, earlier_ids) = match &appended {
+            Some((from, crc)) => (
+                *from,
+                crc.clone(),
+                state.as_ref().and_then(|s| self.known.ids.get(&s.path)),
+            ),
+            None => ((0, 0), crc32fast::Hasher::new(), None),
+        };
         let mut seen = std::collections::HashSet::new();
         let mut skipped = 0;
-        jsonl_records(p, self.opts.max_file_bytes, |line_no, line| {
-            let doc = match line.and_then(|l| parse_json_record(p, line_no, l).map(|d| (d, l))) {
-                Ok(d) => d,
-                Err(skip) => {
+        let lines = jsonl_records_from(
+            p,
+            self.opts.max_file_bytes,
+            from,
+            Some(&mut crc),
+            |line_no, line| {
+                let doc = match line.and_then(|l| parse_json_record(p, line_no, l).map(|d| (d, l)))
+                {
+                    Ok(d) => d,
+                    Err(skip) => {
+                        skipped += 1;
+                        return notice(Notice::Skipped(skip));
+                    }
+                };
+                let (doc, line) = doc;
+                let id = doc.id.into_string();
+                if earlier_ids.is_some_and(|e| e.contains(&id)) || !seen.insert(id.clone()) {
                     skipped += 1;
-                    return notice(Notice::Skipped(skip));
+                    return notice(Notice::Skipped(Skip {
+                        path: p.clone(),
+                        line: Some(line_no),
+                        column: None,
+                        offset: None,
+                        reason: SkipReason::DuplicateId,
+                        detail: format!("id `{id}` appears twice"),
+                    }));
                 }
-            };
-            let (doc, line) = doc;
-            let id = doc.id.into_string();
-            if !seen.insert(id.clone()) {
-                skipped += 1;
-                return notice(Notice::Skipped(Skip {
-                    path: p.clone(),
-                    line: Some(line_no),
-                    column: None,
-                    offset: None,
-                    reason: SkipReason::DuplicateId,
-                    detail: format!("id `{id}` appears twice"),
-                }));
-            }
-            sink(RawDoc {
-                source: self.name.clone(),
-                source_rank: self.rank,
-                locator: doc.url.clone().unwrap_or_else(|| format!("jsonl:{id}")),
-                url: doc.url,
-                title: doc.title,
-                raw_bytes: line.len() as u64,
-                body: doc.text.into_owned(),
-                payload: Payload::PlainText,
-                lang: None,
-                date: None,
-                document: None,
-                defect: None,
-            })
-        })?;
-        // A file with a bad line is read again next time: its skips stay on record that way.
+                sink(RawDoc {
+                    source: self.name.clone(),
+                    source_rank: self.rank,
+                    locator: doc.url.clone().unwrap_or_else(|| format!("jsonl:{id}")),
+                    url: doc.url,
+                    title: doc.title,
+                    raw_bytes: line.len() as u64,
+                    body: doc.text.into_owned(),
+                    payload: Payload::PlainText,
+                    lang: None,
+                    date: None,
+                    document: None,
+                    defect: None,
+                })
+            },
+        )?;
+        // A file with a bad line is read whole again next time: its skips stay on record.
         match state {
-            Some(s) if skipped == 0 => notice(Notice::Read(s)),
+            Some(mut s) if skipped == 0 => {
+                s.jsonl = Some(JsonlState {
+                    crc32: crc.finalize(),
+                    lines,
+                });
+                notice(Notice::Read(FileRead {
+                    state: s,
+                    ids: seen.into_iter().collect(),
+                    appended: appended.is_some(),
+                }))
+            }
             _ => Ok(()),
         }
+    }
+
+    /// Where to read on in a JSONL file that only had lines appended since a read took it whole
+    /// (its first bytes are those read then, to the CRC, and end a line), with the CRC of those
+    /// bytes; None when it must be read whole.
+    fn appended_since(&self, now: &FileState) -> Result<Option<((u64, u64), crc32fast::Hasher)>> {
+        let Some(was) = self.known.grown(now) else {
+            return Ok(None);
+        };
+        let (Some(j), true) = (was.jsonl, self.known.ids.contains_key(&now.path)) else {
+            return Ok(None);
+        };
+        let (file, _) = open_regular(&self.path).map_err(Skip::into_error)?;
+        let mut r = BufReader::with_capacity(1 << 20, file.take(was.size));
+        let mut crc = crc32fast::Hasher::new();
+        let mut last = None;
+        loop {
+            let chunk = r
+                .fill_buf()
+                .with_context(|| format!("{}: cannot read", self.path.display()))?;
+            if chunk.is_empty() {
+                break;
+            }
+            crc.update(chunk);
+            last = chunk.last().copied();
+            let n = chunk.len();
+            r.consume(n);
+        }
+        let same = crc.clone().finalize() == j.crc32 && last == Some(b'\n');
+        Ok(same.then_some(((was.size, j.lines), crc)))
     }
 }
 

@@ -91,16 +91,22 @@ pub enum Notice {
     /// A file (or archive) delivered whole, with nothing skipped: once the source's read is
     /// complete and stored, the store remembers it, and the next read passes it by while it
     /// stays as it was.
-    Read(FileState),
+    Read(FileRead),
     /// A file passed by unread: as it was when a complete read took it whole.
     Unchanged(FileState),
 }
 
-pub use crate::store::files::FileState;
+pub use crate::store::files::{FileRead, FileState, JsonlState};
 
-/// The files a source's earlier complete reads took whole, by absolute path.
+/// The files a source's earlier complete reads took whole, by absolute path, and the ids of the
+/// records of the JSONL files among them that grew since (loaded only for those).
 #[derive(Debug, Clone, Default)]
-pub struct KnownFiles(pub std::collections::HashMap<String, FileState>);
+pub struct KnownFiles {
+    /// Remembered states.
+    pub files: std::collections::HashMap<String, FileState>,
+    /// Ids of the records already read, for each JSONL file that grew.
+    pub ids: std::collections::HashMap<String, std::collections::HashSet<String>>,
+}
 
 /// Whether a file needs reading.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,9 +121,35 @@ impl KnownFiles {
     /// Whether the file at `path` needs reading.
     pub fn check(&self, path: &std::path::Path) -> Check {
         match FileState::of(path) {
-            Some(now) if self.0.get(&now.path) == Some(&now) => Check::Unchanged(now),
+            Some(now)
+                if self
+                    .files
+                    .get(&now.path)
+                    .is_some_and(|was| was.same_as(&now)) =>
+            {
+                Check::Unchanged(now)
+            }
             now => Check::Read(now),
         }
+    }
+
+    /// The remembered state of a JSONL file that is now larger, the same file (inode): lines
+    /// may have been appended, which the reader checks on the bytes.
+    pub fn grown(&self, now: &FileState) -> Option<&FileState> {
+        self.files
+            .get(&now.path)
+            .filter(|was| was.jsonl.is_some() && was.inode == now.inode && now.size > was.size)
+    }
+
+    /// Paths of the remembered JSONL files that grew, whose ids a reader of the new lines needs.
+    pub fn grown_paths(&self) -> Vec<String> {
+        self.files
+            .keys()
+            .filter(|p| {
+                FileState::of(std::path::Path::new(p)).is_some_and(|now| self.grown(&now).is_some())
+            })
+            .cloned()
+            .collect()
     }
 }
 
@@ -152,7 +184,10 @@ mod file_memory_tests {
         std::fs::write(&p, "one").unwrap();
         let state = FileState::of(&p).unwrap();
         assert!(std::path::Path::new(&state.path).is_absolute());
-        let known = KnownFiles([(state.path.clone(), state.clone())].into());
+        let known = KnownFiles {
+            files: [(state.path.clone(), state.clone())].into(),
+            ..KnownFiles::default()
+        };
         assert_eq!(known.check(&p), Check::Unchanged(state.clone()));
         // Same size, another time.
         let f = std::fs::File::options().write(true).open(&p).unwrap();

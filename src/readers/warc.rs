@@ -20,7 +20,9 @@
 use super::documents::DocFormat;
 use super::local::open_regular;
 use super::walk::{walk, WalkOptions};
-use super::{document_body, Check, KnownFiles, Notice, Payload, RawDoc, Reader, Skip, SkipReason};
+use super::{
+    document_body, Check, FileRead, KnownFiles, Notice, Payload, RawDoc, Reader, Skip, SkipReason,
+};
 use crate::acquire::charset;
 use anyhow::Result;
 use std::cell::Cell;
@@ -265,7 +267,7 @@ impl Reader for WarcReader {
                 // An archive with a bad record is read again next time, so its skips stay on
                 // record.
                 if let Some(s) = state.filter(|_| counts.skipped == skipped_before) {
-                    notice(Notice::Read(s))?;
+                    notice(Notice::Read(FileRead::whole(s)))?;
                 }
             }
         }

@@ -1,13 +1,15 @@
-//! The files each source's complete reads took whole (`readers::FileState`), so that an
-//! update passes by the files that did not change instead of reading and hashing every one.
+//! The files each source's complete reads took whole (`FileState`), so that an update passes by
+//! the files that did not change instead of reading and hashing every one, and reads only the
+//! lines appended to a JSONL file since (`FileState::jsonl`, with the ids of its records in
+//! `file_ids`, which the duplicate-id check of the new lines needs).
 //!
 //! Created when first written, like `skipped`: a collection from an earlier version opens
-//! unchanged, and without the table every file is read, as before.
+//! unchanged, and without the tables every file is read, as before.
 
 use crate::store::{At, Store};
 use anyhow::Result;
 use rusqlite::params;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a file was when a reader took it: the quick check `make` and `rsync` use (size and
 /// modification time, to the nanosecond), with the inode, so a file replaced by another of the
@@ -23,6 +25,18 @@ pub struct FileState {
     pub mtime_ns: i64,
     /// Inode number (0 where the platform has none).
     pub inode: u64,
+    /// For a JSONL file: what its `size` bytes were.
+    pub jsonl: Option<JsonlState>,
+}
+
+/// What the bytes of a JSONL file read whole were: enough to know that a larger file only had
+/// lines appended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonlState {
+    /// CRC-32 of the bytes.
+    pub crc32: u32,
+    /// Lines in them (blank ones too): where the numbering of appended lines goes on.
+    pub lines: u64,
 }
 
 impl FileState {
@@ -47,7 +61,36 @@ impl FileState {
             size: m.len(),
             mtime_ns,
             inode,
+            jsonl: None,
         })
+    }
+
+    /// Whether both describe the same bytes by the quick check (path, size, time, inode).
+    pub fn same_as(&self, other: &FileState) -> bool {
+        (&self.path, self.size, self.mtime_ns, self.inode)
+            == (&other.path, other.size, other.mtime_ns, other.inode)
+    }
+}
+
+/// A file a complete read took whole, with the ids of the JSONL records it read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    /// The file as it was read.
+    pub state: FileState,
+    /// Ids of the JSONL records read (empty for other files).
+    pub ids: Vec<String>,
+    /// Only the lines appended since the last read were read: `ids` add to those remembered.
+    pub appended: bool,
+}
+
+impl FileRead {
+    /// A file other than JSONL, read whole.
+    pub fn whole(state: FileState) -> FileRead {
+        FileRead {
+            state,
+            ids: Vec::new(),
+            appended: false,
+        }
     }
 }
 
@@ -57,13 +100,20 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
+    crc32 INTEGER,
+    lines INTEGER,
     PRIMARY KEY (source, path)
-)";
+);
+CREATE TABLE IF NOT EXISTS file_ids (
+    source TEXT NOT NULL,
+    path TEXT NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (source, path, id)
+) WITHOUT ROWID;";
 
 impl Store {
-    /// What the complete reads of `source` took whole, by path.
-    pub fn known_files(&self, source: &str) -> Result<HashMap<String, FileState>> {
-        let exists: i64 = self
+    fn has_files_table(&self) -> Result<bool> {
+        let n: i64 = self
             .conn
             .query_row(
                 "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'",
@@ -71,21 +121,34 @@ impl Store {
                 |r| r.get(0),
             )
             .at(&self.path)?;
+        Ok(n > 0)
+    }
+
+    /// What the complete reads of `source` took whole, by path.
+    pub fn known_files(&self, source: &str) -> Result<HashMap<String, FileState>> {
         let mut known = HashMap::new();
-        if exists == 0 {
+        if !self.has_files_table()? {
             return Ok(known);
         }
         let mut stmt = self
             .conn
-            .prepare("SELECT path, size, mtime_ns, inode FROM files WHERE source = ?1")
+            .prepare(
+                "SELECT path, size, mtime_ns, inode, crc32, lines FROM files WHERE source = ?1",
+            )
             .at(&self.path)?;
         let rows = stmt
             .query_map([source], |r| {
+                let crc32: Option<i64> = r.get(4)?;
+                let lines: Option<i64> = r.get(5)?;
                 Ok(FileState {
                     path: r.get(0)?,
                     size: r.get::<_, i64>(1)? as u64,
                     mtime_ns: r.get(2)?,
                     inode: r.get::<_, i64>(3)? as u64,
+                    jsonl: crc32.zip(lines).map(|(c, l)| JsonlState {
+                        crc32: c as u32,
+                        lines: l as u64,
+                    }),
                 })
             })
             .at(&self.path)?;
@@ -96,30 +159,62 @@ impl Store {
         Ok(known)
     }
 
+    /// The ids of the JSONL records remembered for a file of `source`.
+    pub fn file_ids(&self, source: &str, path: &str) -> Result<HashSet<String>> {
+        if !self.has_files_table()? {
+            return Ok(HashSet::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM file_ids WHERE source = ?1 AND path = ?2")
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([source, path], |r| r.get::<_, String>(0))
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<HashSet<_>>>()
+            .at(&self.path)
+    }
+
     /// Remembers the files a complete read of `source` took whole (their documents are stored
     /// by then), in one transaction.
-    pub fn remember_files(&mut self, source: &str, files: &[FileState]) -> Result<()> {
+    pub fn remember_files(&mut self, source: &str, files: &[FileRead]) -> Result<()> {
         if files.is_empty() {
             return Ok(());
         }
         let tx = self.conn.transaction().at(&self.path)?;
-        tx.execute(CREATE, []).at(&self.path)?;
+        tx.execute_batch(CREATE).at(&self.path)?;
         {
             let mut ins = tx
                 .prepare(
-                    "INSERT OR REPLACE INTO files(source, path, size, mtime_ns, inode)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT OR REPLACE INTO files(source, path, size, mtime_ns, inode, crc32, lines)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .at(&self.path)?;
+            let mut forget = tx
+                .prepare("DELETE FROM file_ids WHERE source = ?1 AND path = ?2")
+                .at(&self.path)?;
+            let mut id = tx
+                .prepare("INSERT OR IGNORE INTO file_ids(source, path, id) VALUES (?1, ?2, ?3)")
+                .at(&self.path)?;
             for f in files {
+                let s = &f.state;
                 ins.execute(params![
                     source,
-                    f.path,
-                    f.size as i64,
-                    f.mtime_ns,
-                    f.inode as i64
+                    s.path,
+                    s.size as i64,
+                    s.mtime_ns,
+                    s.inode as i64,
+                    s.jsonl.map(|j| i64::from(j.crc32)),
+                    s.jsonl.map(|j| j.lines as i64)
                 ])
                 .at(&self.path)?;
+                // A file read whole again may have lost lines: only its ids now stand.
+                if !f.appended {
+                    forget.execute(params![source, s.path]).at(&self.path)?;
+                }
+                for i in &f.ids {
+                    id.execute(params![source, s.path, i]).at(&self.path)?;
+                }
             }
         }
         tx.commit().at(&self.path)

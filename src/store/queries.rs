@@ -54,7 +54,7 @@ pub struct DocMeta {
 }
 
 const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
-    length(CAST(text AS BLOB)), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
+    octet_length(text), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
     date, relevance, relevance_terms, format";
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {

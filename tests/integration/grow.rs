@@ -467,7 +467,7 @@ fn an_update_passes_by_the_files_that_did_not_change() {
 }
 
 #[test]
-fn a_jsonl_file_is_passed_by_whole_unless_it_changed_or_had_a_bad_line() {
+fn a_grown_jsonl_file_is_read_from_where_the_last_read_ended() {
     let w = Work::new();
     write(
         &w.root,
@@ -476,18 +476,27 @@ fn a_jsonl_file_is_passed_by_whole_unless_it_changed_or_had_a_bad_line() {
     );
     let line =
         |id: &str| format!("{{\"id\": \"{id}\", \"text\": \"text number {id} of the corpus\"}}\n");
-    let mut jsonl = line("a") + &line("b");
+    let mut jsonl = line("a") + "\n" + &line("b");
     write(&w.root, "docs.jsonl", &jsonl);
     w.build();
     assert_eq!(w.update()["read"].as_u64(), Some(0));
-    jsonl.push_str(&line("c"));
-    write(&w.root, "docs.jsonl", &jsonl);
+    // Appended lines: only they are read.
+    let append = |text: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(w.root.join("docs.jsonl"))
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    append(&(line("c") + &line("d")));
+    jsonl.push_str(&(line("c") + &line("d")));
     let u = w.update();
-    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(3), Some(1)));
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(2), Some(2)));
     assert_eq!(w.update()["read"].as_u64(), Some(0));
-    // A bad line: the file is read every time, so the skip stays on record.
-    jsonl.push_str("{not json\n");
-    write(&w.root, "docs.jsonl", &jsonl);
+    // An appended line repeating an id read before is the duplicate a whole read finds, on
+    // its line (6: the blank line counts); the file is read from the same place until fixed.
+    append(&line("a"));
     for _ in 0..2 {
         let o = run(&w.root, &["--json", "update", "topic.yaml", "--out", "out"]);
         assert_eq!(
@@ -499,7 +508,37 @@ fn a_jsonl_file_is_passed_by_whole_unless_it_changed_or_had_a_bad_line() {
         let u: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(
             (u["read"].as_u64(), u["skipped"].as_u64()),
-            (Some(3), Some(1))
+            (Some(0), Some(1))
         );
+        assert!(
+            stderr(&o).contains("docs.jsonl:6") && stderr(&o).contains("appears twice"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // A line changed in place (same size): the whole file is read again.
+    write(
+        &w.root,
+        "docs.jsonl",
+        &jsonl.replace("number b", "number B"),
+    );
+    let u = w.update();
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(4), Some(1)));
+    // Larger, but not by appending (a line changed too): the CRC of the old length differs,
+    // so the whole file is read.
+    let grown = jsonl
+        .replace("number b", "number B")
+        .replace("number c", "number C")
+        + &line("e");
+    write(&w.root, "docs.jsonl", &grown);
+    let u = w.update();
+    assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(5), Some(2)));
+    // Every document a whole read of the final file gives is in the collection.
+    let ids: Vec<String> = manifest(&w.out())
+        .iter()
+        .map(|e| e["locator"].as_str().unwrap().to_string())
+        .collect();
+    for id in ["a", "b", "c", "d"] {
+        assert!(ids.contains(&format!("jsonl:{id}")), "{ids:?}");
     }
 }
