@@ -10,6 +10,7 @@ pub mod ingest;
 pub mod multi;
 pub mod rebuild;
 pub mod update;
+pub mod worker;
 
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::collection;

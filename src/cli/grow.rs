@@ -163,6 +163,45 @@ pub struct ServeArgs {
     port: u16,
 }
 
+/// `collect worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The topic file (its filter, relevance, languages and dedup settings are used).
+    topic: PathBuf,
+    /// The topic source the records belong to (default: its first local source): its name and
+    /// rank go into each document, as a build gives them.
+    #[arg(long)]
+    source: Option<String>,
+    /// Put each document's cleaned text in its record.
+    #[arg(long)]
+    text: bool,
+    /// Documents prepared at a time.
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+}
+
+/// Runs `collect worker`.
+pub fn run_worker(a: &WorkerArgs, quiet: bool) -> Result<()> {
+    let topic = Topic::load(&a.topic)?;
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let (docs, skipped) = crate::build::worker::run(
+        &topic,
+        &crate::build::worker::WorkerOptions {
+            source: a.source.clone(),
+            text: a.text,
+            batch: a.batch.max(1),
+        },
+        stdin.lock(),
+        &mut out,
+    )?;
+    if !quiet {
+        eprintln!("worker: {docs} documents prepared, {skipped} lines skipped");
+    }
+    Ok(())
+}
+
 /// `collect export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {

@@ -129,6 +129,9 @@ enum Command {
     Serve(grow::ServeArgs),
     /// Export the texts in the collection as txt, jsonl or csv.
     Export(grow::ExportArgs),
+    /// Prepare JSONL records from stdin as a build would (clean, filter, relevance, sign): one
+    /// JSON line per document on stdout. The per-partition step of a distributed run.
+    Worker(grow::WorkerArgs),
     /// Check a collection's store (exit 0 healthy, 2 damaged) and say what can be recovered;
     /// `--rebuild --topic TOPIC.yaml` rebuilds a damaged or missing store.
     Doctor(doctor::DoctorArgs),
@@ -450,6 +453,7 @@ fn run(cli: &Cli) -> Result<i32> {
         Command::Explain(a) => grow::run_explain(a, cli.json).map(|()| exit::OK),
         Command::Serve(a) => grow::run_serve(a).map(|()| exit::OK),
         Command::Export(a) => grow::run_export(a, cli.quiet).map(|()| exit::OK),
+        Command::Worker(a) => grow::run_worker(a, cli.quiet).map(|()| exit::OK),
         Command::Doctor(a) => doctor::run(a, cli.json).map(|()| exit::OK),
         Command::New(a) => new::run_new(a, cli.quiet),
         Command::Check(a) => new::run_check(a, cli.quiet),

@@ -79,7 +79,7 @@ pub struct JsonDoc<'a> {
 }
 
 /// A JSONL id: strings and integers are both accepted.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum JsonId {
     /// A string id.
@@ -161,6 +161,25 @@ pub(crate) fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u
     Ok((file, meta.len()))
 }
 
+/// The raw document of a JSONL record (`id` is its id, `line` the line it was read from): the
+/// local source and `collect worker` make it alike, so both give a record the same id.
+pub fn json_raw_doc(source: &str, rank: u32, id: &str, doc: JsonDoc<'_>, line: &str) -> RawDoc {
+    RawDoc {
+        source: source.to_string(),
+        source_rank: rank,
+        locator: doc.url.clone().unwrap_or_else(|| format!("jsonl:{id}")),
+        url: doc.url,
+        title: doc.title,
+        raw_bytes: line.len() as u64,
+        body: doc.text.into_owned(),
+        payload: Payload::PlainText,
+        lang: None,
+        date: None,
+        document: None,
+        defect: None,
+    }
+}
+
 /// Calls `f(line_no, line)` for each non-blank line of a JSONL file (1-based line numbers),
 /// a line that cannot be a document (not UTF-8, longer than `max_line_bytes`) as the `Skip`
 /// that says so. A UTF-8 byte order mark before the first line is dropped. Fails when the file
@@ -179,17 +198,30 @@ fn jsonl_records_from(
     path: &Path,
     max_line_bytes: u64,
     from: (u64, u64),
-    mut crc: Option<&mut crc32fast::Hasher>,
-    mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
+    crc: Option<&mut crc32fast::Hasher>,
+    f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<u64> {
     let (mut file, _) = open_regular(path).map_err(Skip::into_error)?;
     if from.0 > 0 {
         std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from.0))
             .with_context(|| format!("{}: cannot seek to byte {}", path.display(), from.0))?;
     }
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let reader = BufReader::with_capacity(1 << 20, file);
+    jsonl_records_in(reader, path, max_line_bytes, from.1, crc, f)
+}
+
+/// [`jsonl_records`] over any reader (`path` names it in messages), the first line numbered
+/// `first_line + 1`; returns the number of the last line.
+pub fn jsonl_records_in(
+    mut reader: impl BufRead,
+    path: &Path,
+    max_line_bytes: u64,
+    first_line: u64,
+    mut crc: Option<&mut crc32fast::Hasher>,
+    mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
+) -> Result<u64> {
     let mut buf: Vec<u8> = Vec::new();
-    let mut line_no = from.1 as usize;
+    let mut line_no = first_line as usize;
     let read_err = |line_no: usize| format!("{}:{}: cannot read", path.display(), line_no);
     loop {
         buf.clear();
@@ -551,7 +583,7 @@ impl LocalReader {
                     }
                 };
                 let (doc, line) = doc;
-                let id = doc.id.into_string();
+                let id = doc.id.clone().into_string();
                 if earlier_ids.is_some_and(|e| e.contains(&id)) || !seen.insert(id.clone()) {
                     skipped += 1;
                     return notice(Notice::Skipped(Skip {
@@ -563,20 +595,7 @@ impl LocalReader {
                         detail: format!("id `{id}` appears twice"),
                     }));
                 }
-                sink(RawDoc {
-                    source: self.name.clone(),
-                    source_rank: self.rank,
-                    locator: doc.url.clone().unwrap_or_else(|| format!("jsonl:{id}")),
-                    url: doc.url,
-                    title: doc.title,
-                    raw_bytes: line.len() as u64,
-                    body: doc.text.into_owned(),
-                    payload: Payload::PlainText,
-                    lang: None,
-                    date: None,
-                    document: None,
-                    defect: None,
-                })
+                sink(json_raw_doc(&self.name, self.rank, &id, doc, line))
             },
         )?;
         // A file with a bad line is read whole again next time: its skips stay on record.

@@ -28,3 +28,4 @@ mod update_web;
 mod warc;
 mod wikitext_articles;
 mod wikitext_stress;
+mod worker;

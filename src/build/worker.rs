@@ -1,0 +1,200 @@
+//! `collect worker`: the per-document part of a build — clean, filter, relevance, sign — over
+//! JSONL records on stdin, one JSON record per document on stdout. What a distributed run (an
+//! executor of a Spark job, `RDD.pipe`) calls on each partition, so that the documents are
+//! prepared by the very code `build` runs ([`Preparer`]), with the same ids, statuses and
+//! signatures.
+//!
+//! A record is a line of the topic's JSONL local source, and becomes the document that source
+//! would give: the same source name, rank and locator, so the same stable id. Duplicate JSONL
+//! ids are checked within the input a worker gets (a partition), not across partitions.
+
+use super::ingest::Preparer;
+use crate::readers::local::{
+    json_raw_doc, jsonl_records_in, parse_json_record, DEFAULT_MAX_FILE_BYTES,
+};
+use crate::readers::RawDoc;
+use crate::topic::{SourceSpec, Topic};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// How the worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The topic source the records belong to (None: the topic's first local source).
+    pub source: Option<String>,
+    /// Put each document's cleaned text in its record.
+    pub text: bool,
+    /// Documents prepared at a time (in parallel).
+    pub batch: usize,
+}
+
+/// One output record: a prepared document, or a line that was not one.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Out<'a> {
+    Doc(Box<DocRecord<'a>>),
+    Skipped {
+        line: usize,
+        skipped: &'a str,
+        detail: &'a str,
+    },
+}
+
+/// A prepared document as the worker writes it.
+#[derive(Debug, Serialize)]
+struct DocRecord<'a> {
+    line: usize,
+    id: &'a str,
+    source: &'a str,
+    source_rank: u32,
+    locator: &'a str,
+    url: Option<&'a str>,
+    title: Option<&'a str>,
+    status: &'a str,
+    reason: Option<&'a str>,
+    words: u64,
+    lang: Option<&'a str>,
+    relevance: Option<f64>,
+    sha256: &'a str,
+    raw_bytes: u64,
+    /// The signature: fingerprints as signed 64-bit integers (their bit patterns, as the
+    /// store keeps them), which JVM and SQL engines read as longs.
+    sig: Vec<i64>,
+    /// Whether `sig` is the text's full shingle index (the small-signature rule scores such
+    /// pairs exactly).
+    exact: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+}
+
+/// The name and rank of the source the records belong to.
+fn source_of(topic: &Topic, wanted: Option<&str>) -> Result<(String, u32)> {
+    let names = topic.source_names();
+    let pick =
+        topic
+            .sources
+            .iter()
+            .zip(&names)
+            .enumerate()
+            .find(|(_, (spec, name))| match wanted {
+                Some(w) => name.as_str() == w,
+                None => matches!(spec, SourceSpec::Local(_)),
+            });
+    match pick {
+        Some((rank, (_, name))) => Ok((name.clone(), rank as u32)),
+        None => Err(crate::error::bad_input(match wanted {
+            Some(w) => format!(
+                "the topic has no source `{w}` (its sources: {})",
+                names.join(", ")
+            ),
+            None => "the topic has no local source; name the source with --source".into(),
+        })),
+    }
+}
+
+/// Reads JSONL records from `input` and writes one line per document (or skipped line) to
+/// `output`, in input order. Returns (documents, skipped lines).
+pub fn run(
+    topic: &Topic,
+    opts: &WorkerOptions,
+    input: impl BufRead,
+    output: &mut dyn Write,
+) -> Result<(usize, usize)> {
+    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
+    if detector.needs_stats() {
+        return Err(crate::error::bad_input(format!(
+            "detector {} weighs words by the whole collection, so it cannot sign one document at a time; use a per-document detector (modm, minn, …) for a distributed run",
+            topic.dedup.signature_key(detector.as_ref())
+        )));
+    }
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
+    let preparer = Preparer::of(topic, &stop, detector.as_ref());
+    let (source, rank) = source_of(topic, opts.source.as_deref())?;
+    let label = Path::new("stdin");
+    let mut seen = std::collections::HashSet::new();
+    let mut batch: Vec<(usize, RawDoc)> = Vec::new();
+    let mut counts = (0usize, 0usize);
+    let flush = |batch: &mut Vec<(usize, RawDoc)>, output: &mut dyn Write| -> Result<()> {
+        let (lines, raw): (Vec<usize>, Vec<RawDoc>) = std::mem::take(batch).into_iter().unzip();
+        for (line, (doc, sig)) in lines.into_iter().zip(preparer.prepare(raw)) {
+            let exact = detector.is_exact(&sig);
+            let rec = DocRecord {
+                line,
+                id: &doc.id,
+                source: &doc.source,
+                source_rank: doc.source_rank,
+                locator: &doc.locator,
+                url: doc.url.as_deref(),
+                title: doc.title.as_deref(),
+                status: doc.status.as_str(),
+                reason: doc.reason.as_deref(),
+                words: doc.words,
+                lang: doc.lang.as_deref(),
+                relevance: doc.relevance,
+                sha256: &doc.sha256,
+                raw_bytes: doc.raw_bytes,
+                sig: sig.iter().map(|&f| f as i64).collect(),
+                exact,
+                text: opts.text.then_some(doc.text.as_str()),
+            };
+            serde_json::to_writer(&mut *output, &Out::Doc(Box::new(rec)))?;
+            output.write_all(b"\n")?;
+        }
+        Ok(())
+    };
+    jsonl_records_in(
+        input,
+        label,
+        DEFAULT_MAX_FILE_BYTES,
+        0,
+        None,
+        |line_no, line| {
+            let parsed = line.and_then(|l| parse_json_record(label, line_no, l).map(|d| (d, l)));
+            let (doc, line) = match parsed {
+                Ok(d) => d,
+                Err(skip) => {
+                    // Records leave in input order: what is prepared before this line goes first.
+                    flush(&mut batch, output)?;
+                    counts.1 += 1;
+                    let rec = Out::Skipped {
+                        line: line_no,
+                        skipped: skip.reason.as_str(),
+                        detail: &skip.detail,
+                    };
+                    serde_json::to_writer(&mut *output, &rec)?;
+                    output.write_all(b"\n")?;
+                    return Ok(());
+                }
+            };
+            let id = doc.id.clone().into_string();
+            if !seen.insert(id.clone()) {
+                flush(&mut batch, output)?;
+                counts.1 += 1;
+                let detail = format!("id `{id}` appears twice");
+                let rec = Out::Skipped {
+                    line: line_no,
+                    skipped: crate::error::SkipReason::DuplicateId.as_str(),
+                    detail: &detail,
+                };
+                serde_json::to_writer(&mut *output, &rec)?;
+                output.write_all(b"\n")?;
+                return Ok(());
+            }
+            counts.0 += 1;
+            batch.push((line_no, json_raw_doc(&source, rank, &id, doc, line)));
+            if batch.len() >= opts.batch {
+                flush(&mut batch, output)?;
+            }
+            Ok(())
+        },
+    )
+    .context("reading JSONL records on stdin")?;
+    flush(&mut batch, output)?;
+    output.flush()?;
+    Ok(counts)
+}
