@@ -4,6 +4,7 @@
 //! The CLI (`collect review`, `collect explain`) and the web page (`serve`) both go through
 //! these functions, so a decision means the same wherever it is taken.
 
+pub mod pages;
 pub mod queue;
 pub mod serve;
 pub mod stats;
