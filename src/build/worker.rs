@@ -198,3 +198,87 @@ pub fn run(
     output.flush()?;
     Ok(counts)
 }
+
+/// One component of the duplicate graph, as `collect keep` reads it (a JSON line).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Component {
+    /// The component's name, echoed in every output record.
+    #[serde(default)]
+    component: serde_json::Value,
+    candidates: Vec<KeepCandidate>,
+    /// Duplicate pairs, as indexes into `candidates`.
+    duplicates: Vec<(u32, u32)>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeepCandidate {
+    id: String,
+    words: u64,
+    source_rank: u32,
+    /// `new` (default), `kept` (stored and kept by an earlier run) or `out`.
+    #[serde(default)]
+    standing: Option<String>,
+}
+
+/// `collect keep`: the keep rule ([`crate::dedup::choose_kept`]) over components of the
+/// duplicate graph read as JSON lines, one output line per candidate
+/// (`{component, id, duplicate_of}`), so a distributed run applies the very rule a build does.
+/// Returns the number of components.
+pub fn run_keep(input: impl BufRead, output: &mut dyn Write) -> Result<usize> {
+    use crate::dedup::{choose_kept, Candidate, Standing};
+    let mut n = 0;
+    for (i, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("stdin:{}: cannot read", i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let c: Component = serde_json::from_str(&line)
+            .map_err(|e| crate::error::bad_input(format!("stdin:{}: {e}", i + 1)))?;
+        let mut candidates = Vec::with_capacity(c.candidates.len());
+        for k in &c.candidates {
+            let standing = match k.standing.as_deref() {
+                None | Some("new") => Standing::New,
+                Some("kept") => Standing::Kept,
+                Some("out") => Standing::Out,
+                Some(other) => {
+                    return Err(crate::error::bad_input(format!(
+                        "stdin:{}: standing `{other}` of {} is not new, kept or out",
+                        i + 1,
+                        k.id
+                    )))
+                }
+            };
+            candidates.push(Candidate {
+                id: &k.id,
+                words: k.words,
+                source_rank: k.source_rank,
+                standing,
+            });
+        }
+        if let Some(&(a, b)) = c
+            .duplicates
+            .iter()
+            .find(|&&(a, b)| a as usize >= candidates.len() || b as usize >= candidates.len())
+        {
+            return Err(crate::error::bad_input(format!(
+                "stdin:{}: duplicate pair ({a}, {b}) names a candidate past the {} given",
+                i + 1,
+                candidates.len()
+            )));
+        }
+        let chosen = choose_kept(&candidates, &c.duplicates);
+        for (k, d) in c.candidates.iter().zip(chosen) {
+            let rec = serde_json::json!({
+                "component": c.component,
+                "id": k.id,
+                "duplicate_of": d.map(|j| c.candidates[j as usize].id.as_str()),
+            });
+            writeln!(output, "{rec}")?;
+        }
+        n += 1;
+    }
+    output.flush()?;
+    Ok(n)
+}

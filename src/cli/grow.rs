@@ -202,6 +202,17 @@ pub fn run_worker(a: &WorkerArgs, quiet: bool) -> Result<()> {
     Ok(())
 }
 
+/// Runs `collect keep`.
+pub fn run_keep(quiet: bool) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let n = crate::build::worker::run_keep(std::io::stdin().lock(), &mut out)?;
+    if !quiet {
+        eprintln!("keep: {n} components");
+    }
+    Ok(())
+}
+
 /// `collect export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {

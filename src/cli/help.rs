@@ -44,6 +44,7 @@ const EXAMPLES: &[(&str, &[&str])] = &[
     ("explain", &["collect explain 3f2a9c --collection collections/dogs", "collect explain 3f2a9c --collection collections/dogs --json"]),
     ("serve", &["collect serve collections/dogs", "collect serve collections/dogs --port 8080"]),
     ("worker", &["collect worker topics/dogs.yaml < part-00000.jsonl > prepared-00000.jsonl", "collect worker topics/dogs.yaml --source corpus --text < part.jsonl"]),
+    ("keep", &["collect keep < components.jsonl > kept.jsonl", "echo '{\"component\": 1, \"candidates\": [{\"id\": \"a\", \"words\": 900, \"source_rank\": 0}, {\"id\": \"b\", \"words\": 950, \"source_rank\": 1}], \"duplicates\": [[0, 1]]}' | collect keep"]),
     ("export", &["collect export collections/dogs --format jsonl > dogs.jsonl", "collect export collections/dogs --format txt --out dogs-txt/"]),
     ("doctor", &["collect doctor collections/dogs", "collect doctor collections/dogs --rebuild --topic topics/dogs.yaml"]),
     ("new", &["collect new dogs --keyword овчарка --keyword \"german shepherd\"", "collect new dogs -k \"dog breeds\" --language en --source mediawiki --source duckduckgo", "collect new pets --out /tmp/pets.yaml"]),

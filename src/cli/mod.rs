@@ -132,6 +132,9 @@ enum Command {
     /// Prepare JSONL records from stdin as a build would (clean, filter, relevance, sign): one
     /// JSON line per document on stdout. The per-partition step of a distributed run.
     Worker(grow::WorkerArgs),
+    /// The keep rule over components of the duplicate graph (JSON lines on stdin): which copy
+    /// of each group stays, as a build chooses it. The last step of a distributed run.
+    Keep,
     /// Check a collection's store (exit 0 healthy, 2 damaged) and say what can be recovered;
     /// `--rebuild --topic TOPIC.yaml` rebuilds a damaged or missing store.
     Doctor(doctor::DoctorArgs),
@@ -454,6 +457,7 @@ fn run(cli: &Cli) -> Result<i32> {
         Command::Serve(a) => grow::run_serve(a).map(|()| exit::OK),
         Command::Export(a) => grow::run_export(a, cli.quiet).map(|()| exit::OK),
         Command::Worker(a) => grow::run_worker(a, cli.quiet).map(|()| exit::OK),
+        Command::Keep => grow::run_keep(cli.quiet).map(|()| exit::OK),
         Command::Doctor(a) => doctor::run(a, cli.json).map(|()| exit::OK),
         Command::New(a) => new::run_new(a, cli.quiet),
         Command::Check(a) => new::run_check(a, cli.quiet),

@@ -123,3 +123,58 @@ fn the_worker_prepares_records_as_a_build_stores_them() {
         "{err}"
     );
 }
+
+#[test]
+fn the_keep_rule_over_a_component_chooses_as_the_build_did() {
+    let (_tmp, root) = examples_collection("keep", "");
+    let store = rusqlite::Connection::open(root.join("out/collection.sqlite")).unwrap();
+    // Every text that met dedup, with the build's duplicate pairs between them.
+    let docs: Vec<(String, i64, i64, String, Option<String>)> = store
+        .prepare(
+            "SELECT id, words, source_rank, status, duplicate_of FROM documents
+             WHERE status IN ('kept', 'duplicate') ORDER BY id",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let index: BTreeMap<&str, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.0.as_str(), i))
+        .collect();
+    let duplicates: Vec<(usize, usize)> = store
+        .prepare("SELECT a, b FROM pairs WHERE verdict = 'duplicate'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .map(|(a, b)| (index[a.as_str()], index[b.as_str()]))
+        .collect();
+    assert!(!duplicates.is_empty(), "the PEP revisions give duplicates");
+    let component = serde_json::json!({
+        "component": "all",
+        "candidates": docs.iter().map(|d| serde_json::json!({
+            "id": d.0, "words": d.1, "source_rank": d.2
+        })).collect::<Vec<_>>(),
+        "duplicates": duplicates,
+    });
+    let (out, err, code) = worker(&root, &["keep"], &format!("{component}\n"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.len(), docs.len());
+    for (rec, d) in out.iter().zip(&docs) {
+        assert_eq!(rec["id"], d.0.as_str());
+        assert_eq!(rec["component"], "all");
+        assert_eq!(rec["duplicate_of"].as_str(), d.4.as_deref(), "{}", d.0);
+        assert_eq!(rec["duplicate_of"].is_null(), d.3 == "kept");
+    }
+    // A pair naming a candidate that is not there is refused, naming the line.
+    let bad =
+        r#"{"candidates": [{"id": "a", "words": 1, "source_rank": 0}], "duplicates": [[0, 3]]}"#;
+    let (_, err, code) = worker(&root, &["keep"], &format!("\n{bad}\n"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("stdin:2") && err.contains("(0, 3)"), "{err}");
+}
