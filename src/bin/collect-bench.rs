@@ -63,6 +63,31 @@ fn signatures(texts: &[String], det: &ModM) -> usize {
     n
 }
 
+/// The yardstick of issue-sized corpora: gaoya's MinHash LSH (32 bands × 4 rows of 32-bit
+/// minhashes over word 4-shingles, Jaccard 0.5), on all threads, over texts already in memory
+/// (so it pays no JSON parsing, which `collect dedup` does). Returns the pairs it finds.
+fn gaoya_pairs(texts: &[String]) -> usize {
+    use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
+    use rayon::prelude::*;
+    let (bands, rows) = (32, 4);
+    let hasher = MinHasher32::new(bands * rows);
+    let sigs: Vec<Vec<u32>> = texts
+        .par_iter()
+        .map(|t| {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            hasher.create_signature(words.windows(4))
+        })
+        .collect();
+    let mut index = MinHashIndex::new(bands, rows, 0.5);
+    index.par_bulk_insert((0..texts.len()).collect(), sigs.clone());
+    index
+        .par_bulk_query(&sigs)
+        .iter()
+        .map(|found| found.len().saturating_sub(1))
+        .sum::<usize>()
+        / 2
+}
+
 fn time_cmd(cmd: &mut Command) -> Option<(f64, Option<u64>)> {
     // GNU time gives the child's peak RSS; without it only the wall time is reported.
     let start = Instant::now();
@@ -151,8 +176,12 @@ fn main() {
     let corpus_s = corpus.to_string_lossy().to_string();
     let out = std::env::temp_dir().join("collect-bench-pairs.tsv");
     let out_s = out.to_string_lossy().to_string();
-    let (mut wc, mut ded, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut wc, mut ded, mut rss, mut lsh) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut lsh_pairs = 0;
     for _ in 0..runs {
+        let t = Instant::now();
+        lsh_pairs = std::hint::black_box(gaoya_pairs(&texts));
+        lsh.push(t.elapsed().as_secs_f64());
         if let Some((s, _)) = time_cmd(&mut wrap(Path::new("wc"), &["-w", &corpus_s])) {
             wc.push(s);
         }
@@ -168,7 +197,7 @@ fn main() {
         println!("end-to-end: no successful run");
         return;
     }
-    let (wc, ded) = (median(wc), median(ded));
+    let (wc, ded, lsh) = (median(wc), median(ded), median(lsh));
     let rss = rss
         .into_iter()
         .max()
@@ -177,5 +206,10 @@ fn main() {
         "collect dedup end to end: median {ded:.2} s over {runs} runs (peak RSS {}); wc -w median {wc:.2} s; ratio {:.2}",
         rss.unwrap_or_else(|| "unknown".into()),
         ded / wc
+    );
+    println!(
+        "gaoya MinHash LSH (32x4, all {} threads, texts in memory): median {lsh:.2} s, {lsh_pairs} pairs; collect dedup / gaoya: {:.2}",
+        rayon::current_num_threads(),
+        ded / lsh
     );
 }
