@@ -112,22 +112,10 @@ CREATE TABLE IF NOT EXISTS file_ids (
 ) WITHOUT ROWID;";
 
 impl Store {
-    fn has_files_table(&self) -> Result<bool> {
-        let n: i64 = self
-            .conn
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'",
-                [],
-                |r| r.get(0),
-            )
-            .at(&self.path)?;
-        Ok(n > 0)
-    }
-
     /// What the complete reads of `source` took whole, by path.
     pub fn known_files(&self, source: &str) -> Result<HashMap<String, FileState>> {
         let mut known = HashMap::new();
-        if !self.has_files_table()? {
+        if !self.has_table("files")? {
             return Ok(known);
         }
         let mut stmt = self
@@ -161,7 +149,7 @@ impl Store {
 
     /// The ids of the JSONL records remembered for a file of `source`.
     pub fn file_ids(&self, source: &str, path: &str) -> Result<HashSet<String>> {
-        if !self.has_files_table()? {
+        if !self.has_table("files")? {
             return Ok(HashSet::new());
         }
         let mut stmt = self

@@ -513,6 +513,20 @@ impl Store {
             .at(&self.path)
     }
 
+    /// Whether the file holds a table of that name (tables created when first written, like
+    /// `skipped` and `files`, are missing from older collections).
+    pub(crate) fn has_table(&self, name: &str) -> Result<bool> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .at(&self.path)?;
+        Ok(n > 0)
+    }
+
     /// Path of the store file.
     pub fn path(&self) -> &Path {
         &self.path

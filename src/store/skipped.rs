@@ -47,14 +47,6 @@ impl rusqlite::types::FromSql for SkipReason {
 }
 
 impl Store {
-    fn has_skipped_table(&self) -> Result<bool> {
-        Ok(self.conn.query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'skipped'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )? > 0)
-    }
-
     /// Replaces what is recorded as skipped for `source` with `skips`, in one transaction: the
     /// record is what the source's latest complete read skipped, so a rerun, a resume or an
     /// update never counts a skip twice and a file fixed since is no longer listed.
@@ -80,7 +72,7 @@ impl Store {
 
     /// Every recorded skip, by source, then locator.
     pub fn skipped(&self) -> Result<Vec<SkippedInput>> {
-        if !self.has_skipped_table()? {
+        if !self.has_table("skipped")? {
             return Ok(Vec::new());
         }
         let mut stmt = self.conn.prepare(
