@@ -211,6 +211,21 @@ pub(crate) fn pair_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewPair> {
     })
 }
 
+/// Pairs that involve a document, ordered by id, on any connection (a transaction's too).
+pub(crate) fn pairs_of(
+    conn: &rusqlite::Connection,
+    path: &std::path::Path,
+    doc: &str,
+) -> Result<Vec<ReviewPair>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
+        ))
+        .at(path)?;
+    let rows = stmt.query_map([doc], pair_row).at(path)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().at(path)
+}
+
 impl Store {
     /// Metadata of every document, ordered by id.
     pub fn document_metas(&self) -> Result<Vec<DocMeta>> {
@@ -346,14 +361,7 @@ impl Store {
 
     /// Pairs that involve a document, ordered by id.
     pub fn pairs_of(&self, doc: &str) -> Result<Vec<ReviewPair>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
-            ))
-            .at(&self.path)?;
-        let rows = stmt.query_map([doc], pair_row).at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+        pairs_of(&self.conn, &self.path, doc)
     }
 
     /// The decision log of a pair, oldest first.

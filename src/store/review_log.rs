@@ -7,7 +7,7 @@
 //! decision, bulk rules and undo can never disagree about a document, whatever their order.
 
 use crate::sign::Verdict;
-use crate::store::queries::{pair_row, Decision, ReviewPair, PAIR_COLS};
+use crate::store::queries::{pairs_of, Decision, ReviewPair};
 use crate::store::{now, store_error, At, Status, Store};
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -168,9 +168,7 @@ impl Store {
     pub fn undo_entry(&mut self, entry: i64) -> Result<Applied> {
         let path = self.path.clone();
         let e = self
-            .review_log()?
-            .into_iter()
-            .find(|e| e.id == entry)
+            .log_entry(entry)?
             .ok_or_else(|| bad(format!("{}: no review log entry {entry}", path.display())))?;
         if let Some(by) = e.undone_by {
             return Err(bad(format!(
@@ -223,44 +221,45 @@ impl Store {
     pub fn review_log(&self) -> Result<Vec<LogEntry>> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, kind, target, decision, note, pairs, at, undone_by
-                 FROM review_log ORDER BY id",
-            )
+            .prepare(&format!("SELECT {LOG_COLS} FROM review_log ORDER BY id"))
             .at(&self.path)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let kind: String = r.get(1)?;
-                Ok(LogEntry {
-                    id: r.get(0)?,
-                    kind: EntryKind::parse(&kind).ok_or_else(|| {
-                        rusqlite::Error::FromSqlConversionFailure(
-                            1,
-                            rusqlite::types::Type::Text,
-                            format!("unknown review log kind {kind:?}").into(),
-                        )
-                    })?,
-                    target: r.get(2)?,
-                    decision: r.get(3)?,
-                    note: r.get(4)?,
-                    pairs: r.get(5)?,
-                    at: r.get(6)?,
-                    undone_by: r.get(7)?,
-                })
-            })
-            .at(&self.path)?;
+        let rows = stmt.query_map([], log_row).at(&self.path)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+
+    /// One entry of the review log.
+    fn log_entry(&self, id: i64) -> Result<Option<LogEntry>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {LOG_COLS} FROM review_log WHERE id = ?1"),
+                [id],
+                log_row,
+            )
+            .optional()
+            .at(&self.path)
     }
 }
 
-fn pairs_of(conn: &Connection, path: &Path, doc: &str) -> Result<Vec<ReviewPair>> {
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {PAIR_COLS} FROM pairs WHERE a = ?1 OR b = ?1 ORDER BY id"
-        ))
-        .at(path)?;
-    let rows = stmt.query_map([doc], pair_row).at(path)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().at(path)
+const LOG_COLS: &str = "id, kind, target, decision, note, pairs, at, undone_by";
+
+fn log_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LogEntry> {
+    let kind: String = r.get(1)?;
+    Ok(LogEntry {
+        id: r.get(0)?,
+        kind: EntryKind::parse(&kind).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                1,
+                rusqlite::types::Type::Text,
+                format!("unknown review log kind {kind:?}").into(),
+            )
+        })?,
+        target: r.get(2)?,
+        decision: r.get(3)?,
+        note: r.get(4)?,
+        pairs: r.get(5)?,
+        at: r.get(6)?,
+        undone_by: r.get(7)?,
+    })
 }
 
 /// The document a decided pair takes out of the collection, if any.
