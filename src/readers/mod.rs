@@ -143,12 +143,16 @@ impl KnownFiles {
 
     /// Paths of the remembered JSONL files that grew, whose ids a reader of the new lines needs.
     pub fn grown_paths(&self) -> Vec<String> {
+        // Only JSONL files can grow by lines: the others are not looked at here (a directory
+        // source's files are each checked once, when the reader reaches them).
         self.files
-            .keys()
-            .filter(|p| {
-                FileState::of(std::path::Path::new(p)).is_some_and(|now| self.grown(&now).is_some())
+            .values()
+            .filter(|was| was.jsonl.is_some())
+            .filter(|was| {
+                FileState::of(std::path::Path::new(&was.path))
+                    .is_some_and(|now| self.grown(&now).is_some())
             })
-            .cloned()
+            .map(|was| was.path.clone())
             .collect()
     }
 }
