@@ -238,12 +238,13 @@ pub struct Progress {
 
 /// Counts of the review queue.
 pub fn progress(store: &Store) -> Result<Progress> {
-    Ok(tally(&list(store, None)?))
+    let all = list(store, None)?;
+    Ok(tally(&all, &queue::clusters(&all)))
 }
 
-/// Counts of a listing of every contained pair.
-pub fn tally(all: &[PairSummary]) -> Progress {
-    let left = queue::left(&queue::clusters(all));
+/// Counts of a listing of every contained pair and of its clusters.
+pub fn tally(all: &[PairSummary], clusters: &[queue::Cluster]) -> Progress {
+    let left = queue::left(clusters);
     let mut p = Progress {
         clusters_pending: left.clusters,
         words_pending: left.words,

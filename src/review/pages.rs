@@ -716,7 +716,7 @@ mod tests {
             })
             .collect();
         let clusters = queue::clusters(&pairs);
-        let counts = review::tally(&pairs);
+        let counts = review::tally(&pairs, &clusters);
         let first = queue_page(&clusters, &Filter::default(), &counts);
         assert_eq!(first.matches("<tr class=\"pending\">").count(), PAGE_ROWS);
         assert!(first.contains("page 1 of 3 (120 rows)"), "{first}");

@@ -205,14 +205,15 @@ impl ReviewServer {
     fn get(&self, path: &str, query: &str) -> Result<Option<String>> {
         let store = review::open_collection(&self.dir)?;
         let all = review::list(&store, None)?;
-        let counts = review::tally(&all);
+        let clusters = queue::clusters(&all);
+        let counts = review::tally(&all, &clusters);
         let filter = Filter::parse(query);
         let id = |prefix: &str| {
             path.strip_prefix(prefix)
                 .and_then(|x| x.parse::<i64>().ok())
         };
         Ok(Some(if path == "/" {
-            queue_page(&queue::clusters(&all), &filter, &counts)
+            queue_page(&clusters, &filter, &counts)
         } else if path == "/pairs" {
             pairs_page(&all, &filter, &counts)
         } else if path == "/rule" {
@@ -225,7 +226,6 @@ impl ReviewServer {
             let (prev, next) = neighbours(&ids, id);
             pair_page(&detail, prev, next, &self.token, &counts)
         } else if let Some(id) = id("/cluster/") {
-            let clusters = queue::clusters(&all);
             let Some(c) = clusters.iter().find(|c| c.id == id) else {
                 return Err(crate::error::bad_input(format!("no cluster {id}")));
             };
