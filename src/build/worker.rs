@@ -69,6 +69,13 @@ struct DocRecord<'a> {
     text: Option<&'a str>,
 }
 
+/// One output record and its newline.
+fn write_line(output: &mut dyn Write, rec: &Out<'_>) -> Result<()> {
+    serde_json::to_writer(&mut *output, rec)?;
+    output.write_all(b"\n")?;
+    Ok(())
+}
+
 /// The name and rank of the source the records belong to.
 fn source_of(topic: &Topic, wanted: Option<&str>) -> Result<(String, u32)> {
     let names = topic.source_names();
@@ -142,8 +149,7 @@ pub fn run(
                 exact,
                 text: opts.text.then_some(doc.text.as_str()),
             };
-            serde_json::to_writer(&mut *output, &Out::Doc(Box::new(rec)))?;
-            output.write_all(b"\n")?;
+            write_line(output, &Out::Doc(Box::new(rec)))?;
         }
         Ok(())
     };
@@ -166,9 +172,7 @@ pub fn run(
                         skipped: skip.reason.as_str(),
                         detail: &skip.detail,
                     };
-                    serde_json::to_writer(&mut *output, &rec)?;
-                    output.write_all(b"\n")?;
-                    return Ok(());
+                    return write_line(output, &rec);
                 }
             };
             let id = doc.id.clone().into_string();
@@ -181,9 +185,7 @@ pub fn run(
                     skipped: crate::error::SkipReason::DuplicateId.as_str(),
                     detail: &detail,
                 };
-                serde_json::to_writer(&mut *output, &rec)?;
-                output.write_all(b"\n")?;
-                return Ok(());
+                return write_line(output, &rec);
             }
             counts.0 += 1;
             batch.push((line_no, json_raw_doc(&source, rank, &id, doc, line)));
