@@ -5,10 +5,12 @@
 //! and compares only the newcomers with the store. Both settle documents with the same
 //! [`settle`]: the dedup engine's pairs and its keep rule, turned into statuses and stored pairs.
 
+pub mod assemble;
 pub mod clean_files;
 pub mod ingest;
 pub mod multi;
 pub mod rebuild;
+pub mod spark;
 pub mod update;
 pub mod worker;
 
@@ -276,14 +278,11 @@ fn settle(candidates: &[Candidate], pairs: &[Pair]) -> (Vec<Outcome>, Vec<Stored
         .iter()
         .zip(&duplicate_of)
         .filter(|(c, _)| c.standing == Standing::New)
-        .map(|(c, dup)| Outcome {
-            id: c.id.to_string(),
-            status: if dup.is_some() {
-                Status::Duplicate
-            } else {
-                Status::Kept
-            },
-            duplicate_of: dup.map(|k| candidates[k as usize].id.to_string()),
+        .map(|(c, dup)| {
+            outcome_of(
+                c.id.to_string(),
+                dup.map(|k| candidates[k as usize].id.to_string()),
+            )
         })
         .collect();
     let stored = pairs
@@ -292,6 +291,20 @@ fn settle(candidates: &[Candidate], pairs: &[Pair]) -> (Vec<Outcome>, Vec<Stored
         .map(|p| stored_pair(candidates[p.a as usize].id, candidates[p.b as usize].id, p))
         .collect();
     (outcomes, stored)
+}
+
+/// The status a settled document takes: a duplicate of the kept text the keep rule names, or
+/// kept.
+fn outcome_of(id: String, duplicate_of: Option<String>) -> Outcome {
+    Outcome {
+        id,
+        status: if duplicate_of.is_some() {
+            Status::Duplicate
+        } else {
+            Status::Kept
+        },
+        duplicate_of,
+    }
 }
 
 /// A pair oriented by id (a < b), so stored pairs do not depend on input order.

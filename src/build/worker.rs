@@ -10,12 +10,14 @@
 
 use super::ingest::Preparer;
 use crate::readers::local::{
-    json_raw_doc, jsonl_records_in, parse_json_record, DEFAULT_MAX_FILE_BYTES,
+    duplicate_id_skip, json_raw_doc, jsonl_records_in, parse_json_record, DEFAULT_MAX_FILE_BYTES,
 };
 use crate::readers::RawDoc;
+use crate::sign::SigSize;
+use crate::store::{Document, Status};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -28,6 +30,9 @@ pub struct WorkerOptions {
     pub text: bool,
     /// Documents prepared at a time (in parallel).
     pub batch: usize,
+    /// The line number of the first input line in its file (a partition of a larger file
+    /// starts further in), so that lines are named as a build names them.
+    pub first_line: usize,
 }
 
 /// One output record: a prepared document, or a line that was not one.
@@ -37,6 +42,9 @@ enum Out<'a> {
     Doc(Box<DocRecord<'a>>),
     Skipped {
         line: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        column: Option<usize>,
+        source: &'a str,
         skipped: &'a str,
         detail: &'a str,
     },
@@ -46,6 +54,8 @@ enum Out<'a> {
 #[derive(Debug, Serialize)]
 struct DocRecord<'a> {
     line: usize,
+    /// The JSONL record's own id (what a reader checks for repeats).
+    record: &'a str,
     id: &'a str,
     source: &'a str,
     source_rank: u32,
@@ -59,14 +69,95 @@ struct DocRecord<'a> {
     relevance: Option<f64>,
     sha256: &'a str,
     raw_bytes: u64,
+    date: Option<&'a str>,
+    relevance_terms: Option<&'a str>,
+    format: Option<&'a str>,
+    /// Whether the dedup stage compares it (not filtered out).
+    compared: bool,
     /// The signature: fingerprints as signed 64-bit integers (their bit patterns, as the
     /// store keeps them), which JVM and SQL engines read as longs.
     sig: Vec<i64>,
     /// Whether `sig` is the text's full shingle index (the small-signature rule scores such
     /// pairs exactly).
     exact: bool,
+    /// What the pair judge reads of the signature (`None`: the detector reads whole
+    /// signatures, so pairs cannot be judged from sizes).
+    size: Option<SigSize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
+}
+
+/// A worker's document record read back (by `collect assemble`).
+#[derive(Debug, Deserialize)]
+pub struct PreparedRecord {
+    /// The record's line in its input file.
+    pub line: usize,
+    /// The document as a build stores it.
+    #[serde(flatten)]
+    pub doc: PreparedDoc,
+    /// Its signature.
+    pub sig: Vec<i64>,
+}
+
+/// The stored fields of a prepared document.
+#[derive(Debug, Deserialize)]
+pub struct PreparedDoc {
+    id: String,
+    source: String,
+    source_rank: u32,
+    locator: String,
+    url: Option<String>,
+    title: Option<String>,
+    status: String,
+    reason: Option<String>,
+    words: u64,
+    lang: Option<String>,
+    relevance: Option<f64>,
+    sha256: String,
+    raw_bytes: u64,
+    date: Option<String>,
+    relevance_terms: Option<String>,
+    format: Option<String>,
+    text: Option<String>,
+}
+
+impl PreparedRecord {
+    /// The document and signature a build would have stored.
+    pub fn into_stored(self) -> Result<(Document, Vec<u64>)> {
+        let d = self.doc;
+        let status = Status::parse(&d.status).ok_or_else(|| {
+            crate::error::bad_input(format!("line {}: unknown status `{}`", self.line, d.status))
+        })?;
+        let text = d.text.ok_or_else(|| {
+            crate::error::bad_input(format!(
+                "line {}: document {} has no text (the worker runs with --text)",
+                self.line, d.id
+            ))
+        })?;
+        Ok((
+            Document {
+                id: d.id,
+                source: d.source,
+                source_rank: d.source_rank,
+                locator: d.locator,
+                url: d.url,
+                title: d.title,
+                lang: d.lang,
+                raw_bytes: d.raw_bytes,
+                text,
+                words: d.words,
+                sha256: d.sha256,
+                status,
+                reason: d.reason,
+                duplicate_of: None,
+                date: d.date,
+                relevance: d.relevance,
+                relevance_terms: d.relevance_terms,
+                format: d.format,
+            },
+            self.sig.into_iter().map(|f| f as u64).collect(),
+        ))
+    }
 }
 
 /// One output record and its newline.
@@ -101,6 +192,26 @@ fn source_of(topic: &Topic, wanted: Option<&str>) -> Result<(String, u32)> {
     }
 }
 
+/// The detector and canonical words of a topic's pair steps
+/// ([`crate::dedup::distributed`]); refuses a detector whose pairs cannot be judged from
+/// signature sizes.
+pub fn pair_steps_of(
+    topic: &Topic,
+) -> Result<(Box<dyn crate::sign::Detector>, crate::canon::StopWords)> {
+    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
+    if detector.size_of(&[]).is_none() || detector.needs_stats() {
+        return Err(crate::error::bad_input(format!(
+            "detector {} reads whole signatures to judge a pair; a distributed run judges pairs from signature sizes, which modm (the default) and full allow",
+            topic.dedup.signature_key(detector.as_ref())
+        )));
+    }
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
+    Ok((detector, stop))
+}
+
 /// Reads JSONL records from `input` and writes one line per document (or skipped line) to
 /// `output`, in input order. Returns (documents, skipped lines).
 pub fn run(
@@ -124,40 +235,48 @@ pub fn run(
     let (source, rank) = source_of(topic, opts.source.as_deref())?;
     let label = Path::new("stdin");
     let mut seen = std::collections::HashSet::new();
-    let mut batch: Vec<(usize, RawDoc)> = Vec::new();
+    let mut batch: Vec<((usize, String), RawDoc)> = Vec::new();
     let mut counts = (0usize, 0usize);
-    let flush = |batch: &mut Vec<(usize, RawDoc)>, output: &mut dyn Write| -> Result<()> {
-        let (lines, raw): (Vec<usize>, Vec<RawDoc>) = std::mem::take(batch).into_iter().unzip();
-        for (line, (doc, sig)) in lines.into_iter().zip(preparer.prepare(raw)) {
-            let exact = detector.is_exact(&sig);
-            let rec = DocRecord {
-                line,
-                id: &doc.id,
-                source: &doc.source,
-                source_rank: doc.source_rank,
-                locator: &doc.locator,
-                url: doc.url.as_deref(),
-                title: doc.title.as_deref(),
-                status: doc.status.as_str(),
-                reason: doc.reason.as_deref(),
-                words: doc.words,
-                lang: doc.lang.as_deref(),
-                relevance: doc.relevance,
-                sha256: &doc.sha256,
-                raw_bytes: doc.raw_bytes,
-                sig: sig.iter().map(|&f| f as i64).collect(),
-                exact,
-                text: opts.text.then_some(doc.text.as_str()),
-            };
-            write_line(output, &Out::Doc(Box::new(rec)))?;
-        }
-        Ok(())
-    };
+    let flush =
+        |batch: &mut Vec<((usize, String), RawDoc)>, output: &mut dyn Write| -> Result<()> {
+            let (lines, raw): (Vec<(usize, String)>, Vec<RawDoc>) =
+                std::mem::take(batch).into_iter().unzip();
+            for ((line, record), (doc, sig)) in lines.into_iter().zip(preparer.prepare(raw)) {
+                let exact = detector.is_exact(&sig);
+                let rec = DocRecord {
+                    line,
+                    record: &record,
+                    id: &doc.id,
+                    source: &doc.source,
+                    source_rank: doc.source_rank,
+                    locator: &doc.locator,
+                    url: doc.url.as_deref(),
+                    title: doc.title.as_deref(),
+                    status: doc.status.as_str(),
+                    reason: doc.reason.as_deref(),
+                    words: doc.words,
+                    lang: doc.lang.as_deref(),
+                    relevance: doc.relevance,
+                    sha256: &doc.sha256,
+                    raw_bytes: doc.raw_bytes,
+                    date: doc.date.as_deref(),
+                    relevance_terms: doc.relevance_terms.as_deref(),
+                    format: doc.format.as_deref(),
+                    compared: !doc.status.is_filtered_out(),
+                    sig: sig.iter().map(|&f| f as i64).collect(),
+                    exact,
+                    size: detector.size_of(&sig),
+                    text: opts.text.then_some(doc.text.as_str()),
+                };
+                write_line(output, &Out::Doc(Box::new(rec)))?;
+            }
+            Ok(())
+        };
     jsonl_records_in(
         input,
         label,
         DEFAULT_MAX_FILE_BYTES,
-        0,
+        opts.first_line.saturating_sub(1) as u64,
         None,
         |line_no, line| {
             let parsed = line.and_then(|l| parse_json_record(label, line_no, l).map(|d| (d, l)));
@@ -169,6 +288,8 @@ pub fn run(
                     counts.1 += 1;
                     let rec = Out::Skipped {
                         line: line_no,
+                        column: skip.column,
+                        source: &source,
                         skipped: skip.reason.as_str(),
                         detail: &skip.detail,
                     };
@@ -179,16 +300,21 @@ pub fn run(
             if !seen.insert(id.clone()) {
                 flush(&mut batch, output)?;
                 counts.1 += 1;
-                let detail = format!("id `{id}` appears twice");
+                let skip = duplicate_id_skip(label, line_no, &id);
                 let rec = Out::Skipped {
                     line: line_no,
-                    skipped: crate::error::SkipReason::DuplicateId.as_str(),
-                    detail: &detail,
+                    column: None,
+                    source: &source,
+                    skipped: skip.reason.as_str(),
+                    detail: &skip.detail,
                 };
                 return write_line(output, &rec);
             }
             counts.0 += 1;
-            batch.push((line_no, json_raw_doc(&source, rank, &id, doc, line)));
+            batch.push((
+                (line_no, id.clone()),
+                json_raw_doc(&source, rank, &id, doc, line),
+            ));
             if batch.len() >= opts.batch {
                 flush(&mut batch, output)?;
             }

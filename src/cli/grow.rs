@@ -178,6 +178,33 @@ pub struct WorkerArgs {
     /// Documents prepared at a time.
     #[arg(long, default_value_t = 256)]
     batch: usize,
+    /// The number of the first input line in its file (a partition of a larger file starts
+    /// further in), so that skipped lines are named as a build names them.
+    #[arg(long, default_value_t = 1)]
+    first_line: usize,
+    /// Which step: `prepare` documents (the default), or one of the pair steps of a
+    /// distributed dedup: `judge` candidate pairs, the `shingles` of texts to verify, which
+    /// counted shingles are `boilerplate`, `verify` pairs on their texts.
+    #[arg(long, value_enum, default_value_t = WorkerStage::Prepare)]
+    stage: WorkerStage,
+    /// `verify`: the file of boilerplate shingles the `boilerplate` step wrote.
+    #[arg(long, required_if_eq("stage", "verify"))]
+    boilerplate: Option<PathBuf>,
+}
+
+/// The steps `collect worker` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkerStage {
+    /// Clean, filter, relevance, sign: a document record per JSONL record.
+    Prepare,
+    /// Candidate pairs (ids, shared elements, signature sizes) → judged pairs.
+    Judge,
+    /// Texts `{id, text}` → their shingles.
+    Shingles,
+    /// `[shingle, count]` lines → the boilerplate shingles.
+    Boilerplate,
+    /// Pairs with both texts → verified pairs.
+    Verify,
 }
 
 /// Runs `collect worker`.
@@ -186,12 +213,38 @@ pub fn run_worker(a: &WorkerArgs, quiet: bool) -> Result<()> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    if a.stage != WorkerStage::Prepare {
+        use crate::dedup::distributed as steps;
+        let (detector, stop) = crate::build::worker::pair_steps_of(&topic)?;
+        let s = steps::Steps {
+            detector: detector.as_ref(),
+            thresholds: topic.dedup.thresholds(),
+            grey: topic.dedup.grey_zone(),
+            stop: &stop,
+        };
+        let input = stdin.lock();
+        let n = match a.stage {
+            WorkerStage::Judge => steps::judge(&s, input, &mut out)?,
+            WorkerStage::Shingles => steps::shingles(&s, input, &mut out)?,
+            WorkerStage::Boilerplate => steps::boilerplate(&s, input, &mut out)?,
+            _ => {
+                let file = a.boilerplate.as_deref().unwrap_or(Path::new(""));
+                steps::verify(&s, &steps::read_frequent(file)?, input, &mut out)?
+            }
+        };
+        std::io::Write::flush(&mut out)?;
+        if !quiet {
+            eprintln!("worker {:?}: {n} records", a.stage);
+        }
+        return Ok(());
+    }
     let (docs, skipped) = crate::build::worker::run(
         &topic,
         &crate::build::worker::WorkerOptions {
             source: a.source.clone(),
             text: a.text,
             batch: a.batch.max(1),
+            first_line: a.first_line,
         },
         stdin.lock(),
         &mut out,
@@ -200,6 +253,76 @@ pub fn run_worker(a: &WorkerArgs, quiet: bool) -> Result<()> {
         eprintln!("worker: {docs} documents prepared, {skipped} lines skipped");
     }
     Ok(())
+}
+
+/// `collect spark-job`.
+#[derive(Debug, Clone, Args)]
+pub struct SparkJobArgs {
+    /// The topic file (its sources must be JSONL files, or given with --input).
+    topic: PathBuf,
+    /// The collection directory (default `collections/<name>`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Spark master: `local[2]` on this machine, `yarn`, `spark://HOST:7077`, `k8s://…`.
+    #[arg(long, default_value = "local[*]")]
+    master: String,
+    /// Where the job and its output go (default: `<out>.spark` beside the collection); on a
+    /// cluster, a path every node and this machine share.
+    #[arg(long)]
+    work: Option<PathBuf>,
+    /// A source's input as Spark reads it, `NAME=URI` (`hdfs://…`, `s3a://…`); repeatable.
+    #[arg(long = "input", value_name = "NAME=URI")]
+    inputs: Vec<String>,
+    /// Partitions per input file, at least.
+    #[arg(long, default_value_t = 8)]
+    partitions: usize,
+    /// A fingerprint held by more documents than this is split into blocks of pairs, so
+    /// no task holds the square of its posting list.
+    #[arg(long, default_value_t = 2000)]
+    heavy_postings: usize,
+    /// Replace an existing collection.
+    #[arg(long)]
+    force: bool,
+    /// Write the job and print the `spark-submit` line and the assembly line; run nothing.
+    #[arg(long)]
+    print_command: bool,
+    /// Only make the collection from a job already run (its output in --work).
+    #[arg(long)]
+    assemble_only: bool,
+    /// The spark-submit program.
+    #[arg(long, default_value = "spark-submit")]
+    spark_submit: PathBuf,
+}
+
+/// Runs `collect spark-job`.
+pub fn run_spark_job(a: &SparkJobArgs) -> Result<Option<crate::build::spark::SparkSummary>> {
+    let topic = Topic::load(&a.topic)?;
+    let mut inputs = Vec::new();
+    for i in &a.inputs {
+        let (name, uri) = i
+            .split_once('=')
+            .ok_or_else(|| bad_input(format!("--input {i}: expected NAME=URI")))?;
+        inputs.push((name.to_string(), uri.to_string()));
+    }
+    crate::build::spark::run(
+        &topic,
+        &a.topic,
+        &crate::build::spark::SparkOptions {
+            out: a
+                .out
+                .clone()
+                .unwrap_or_else(|| crate::build::default_out_dir(&topic)),
+            master: a.master.clone(),
+            work: a.work.clone(),
+            inputs,
+            partitions: a.partitions,
+            heavy_postings: a.heavy_postings,
+            force: a.force,
+            print_command: a.print_command,
+            assemble_only: a.assemble_only,
+            spark_submit: a.spark_submit.clone(),
+        },
+    )
 }
 
 /// Runs `collect keep`.

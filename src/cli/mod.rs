@@ -135,6 +135,9 @@ enum Command {
     /// The keep rule over components of the duplicate graph (JSON lines on stdin): which copy
     /// of each group stays, as a build chooses it. The last step of a distributed run.
     Keep,
+    /// Build a topic's collection on Apache Spark (`spark-submit`, this binary on the
+    /// executors): the same collection as `collect build` of the same JSONL sources.
+    SparkJob(grow::SparkJobArgs),
     /// Check a collection's store (exit 0 healthy, 2 damaged) and say what can be recovered;
     /// `--rebuild --topic TOPIC.yaml` rebuilds a damaged or missing store.
     Doctor(doctor::DoctorArgs),
@@ -458,6 +461,18 @@ fn run(cli: &Cli) -> Result<i32> {
         Command::Export(a) => grow::run_export(a, cli.quiet).map(|()| exit::OK),
         Command::Worker(a) => grow::run_worker(a, cli.quiet).map(|()| exit::OK),
         Command::Keep => grow::run_keep(cli.quiet).map(|()| exit::OK),
+        Command::SparkJob(a) => match grow::run_spark_job(a)? {
+            Some(summary) => {
+                if cli.json {
+                    println!("{}", serde_json::to_string(&summary)?);
+                }
+                if !cli.quiet {
+                    eprintln!("{}", summary_line(&summary.build));
+                }
+                Ok(skipped_exit(&summary.build.out, summary.build.skipped))
+            }
+            None => Ok(exit::OK),
+        },
         Command::Doctor(a) => doctor::run(a, cli.json).map(|()| exit::OK),
         Command::New(a) => new::run_new(a, cli.quiet),
         Command::Check(a) => new::run_check(a, cli.quiet),
@@ -609,21 +624,26 @@ fn print_summary(cli: &Cli, summary: &build::BuildSummary) -> Result<()> {
         println!("{}", serde_json::to_string(&summary)?);
     }
     if !cli.quiet {
-        let t = &summary.totals;
-        eprintln!(
-                    "{}: {} texts read, {} in the collection ({} short, {} filtered, {} off topic, {} duplicates, {} contained pairs for review); report: {}",
-                    summary.out.display(),
-                    t.texts_before,
-                    t.kept,
-                    t.short,
-                    t.filtered,
-                    t.off_topic,
-                    t.duplicates,
-                    t.contained_pairs,
-                    summary.out.join("report.md").display()
-                );
+        eprintln!("{}", summary_line(summary));
     }
     Ok(())
+}
+
+/// The one-line account of a build on stderr.
+fn summary_line(summary: &build::BuildSummary) -> String {
+    let t = &summary.totals;
+    format!(
+        "{}: {} texts read, {} in the collection ({} short, {} filtered, {} off topic, {} duplicates, {} contained pairs for review); report: {}",
+        summary.out.display(),
+        t.texts_before,
+        t.kept,
+        t.short,
+        t.filtered,
+        t.off_topic,
+        t.duplicates,
+        t.contained_pairs,
+        summary.out.join("report.md").display()
+    )
 }
 
 fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {

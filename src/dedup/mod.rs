@@ -9,6 +9,7 @@
 //! copy of a duplicate group stays is [`choose_kept`], for build and update alike.
 
 mod components;
+pub mod distributed;
 mod keep;
 pub mod standalone;
 
@@ -63,8 +64,7 @@ pub fn find_pairs(
     let shared = detector.candidate_pairs(sigs, queries);
     let mut pairs = judge_pairs(sigs, &shared, detector, thresholds);
     drop(shared);
-    // The grey zone needs containment; detectors without it judge on their own terms.
-    let grey = (detector.uses_thresholds() && detector.supports_containment()).then_some(grey);
+    let grey = grey_zone_of(detector, grey);
     let triage = Triage {
         grey,
         exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
@@ -78,7 +78,9 @@ pub fn find_pairs(
             .map(|(i, t)| (i, ShingleSeq::new(&t, triage.shingle)))
             .collect();
         if let Some(g) = grey.filter(|g| g.passage_words > 0) {
-            mark_boilerplate(&mut seqs, g.passage_common);
+            let frequent = frequent_shingles(seqs.values().map(|s| s.set()), g);
+            seqs.par_iter_mut()
+                .for_each(|(_, s)| mark_boilerplate(s, &frequent));
         }
         verify(
             &mut pairs,
@@ -89,11 +91,24 @@ pub fn find_pairs(
         );
     }
     for p in &mut pairs {
-        let exact = p.verified || triage.both_exact(p);
-        p.shared = shared_shingles(p.scores.inter, exact, detector);
-        p.verdict = weigh(p.verdict, p.shared, thresholds);
+        let both_exact = triage.both_exact(p);
+        conclude(p, both_exact, detector, thresholds);
     }
     Ok(pairs)
+}
+
+/// The grey zone `detector`'s pairs have: none for a detector without containment, which
+/// judges on its own terms.
+pub fn grey_zone_of<'a>(detector: &dyn Detector, grey: &'a GreyZone) -> Option<&'a GreyZone> {
+    (detector.uses_thresholds() && detector.supports_containment()).then_some(grey)
+}
+
+/// The last step of every judged pair, verified or not: the shingles its texts share
+/// ([`shared_shingles`], exact when verified or when both signatures are full indexes) and
+/// the verdict once that evidence is weighed ([`weigh`]).
+pub fn conclude(p: &mut Pair, both_exact: bool, detector: &dyn Detector, thresholds: &Thresholds) {
+    p.shared = shared_shingles(p.scores.inter, p.verified || both_exact, detector);
+    p.verdict = weigh(p.verdict, p.shared, thresholds);
 }
 
 /// Shingles two texts share, from `inter` shared elements: `exact` says they count shingles
@@ -133,23 +148,32 @@ impl Triage<'_> {
         self.exact[p.a as usize] && self.exact[p.b as usize]
     }
 
-    /// `unsure` pairs, and grey-zone pairs that the full texts can still change: a pair of two
-    /// full indexes already has its exact scores, and sharing fewer shingles than one copied
-    /// passage spans, it cannot have one.
     fn needs(&self, p: &Pair) -> bool {
-        if p.verdict == Verdict::Unsure {
-            return true;
-        }
-        let Some(g) = self.grey.filter(|g| g.holds(&p.scores, p.verdict)) else {
-            return false;
-        };
-        let both_exact = self.both_exact(p);
-        let passage_shingles = g
-            .passage_words
-            .saturating_sub(self.shingle.saturating_sub(1))
-            .max(1);
-        !(both_exact && (g.passage_words == 0 || (p.scores.inter as usize) < passage_shingles))
+        needs_verifying(p, self.both_exact(p), self.grey, self.shingle)
     }
+}
+
+/// Whether a pair judged on its signatures is re-scored on the full texts: `unsure` pairs, and
+/// grey-zone pairs that the full texts can still change. A pair of two full indexes
+/// (`both_exact`) already has its exact scores, and sharing fewer shingles than one copied
+/// passage spans, it cannot have one.
+pub fn needs_verifying(
+    p: &Pair,
+    both_exact: bool,
+    grey: Option<&GreyZone>,
+    shingle: usize,
+) -> bool {
+    if p.verdict == Verdict::Unsure {
+        return true;
+    }
+    let Some(g) = grey.filter(|g| g.holds(&p.scores, p.verdict)) else {
+        return false;
+    };
+    let passage_shingles = g
+        .passage_words
+        .saturating_sub(shingle.saturating_sub(1))
+        .max(1);
+    !(both_exact && (g.passage_words == 0 || (p.scores.inter as usize) < passage_shingles))
 }
 
 /// The detector that signs and judges full shingle indexes for `detector`'s verified pairs.
@@ -182,30 +206,35 @@ fn judge_pairs(
         .collect()
 }
 
-/// Marks the shingles found in more than `common` of the verified texts as boilerplate:
-/// mailing-list footers and templated stubs shared by many documents, which would otherwise
-/// pass for copied passages.
-fn mark_boilerplate(seqs: &mut FxHashMap<u32, ShingleSeq>, common: usize) {
+/// The shingles found in more than `passage_common` of the verified texts (`sets`: each
+/// text's shingles without repeats), sorted: mailing-list footers and templated stubs shared by many
+/// documents, which would otherwise pass for copied passages. A distributed run counts the same
+/// statistic across executors and hands the result to [`mark_boilerplate`].
+pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u64]>, grey: &GreyZone) -> Vec<u64> {
     // Counting by sorting one flat list beats a hash map of counts at millions of shingles.
-    let mut all: Vec<u64> = seqs
-        .values()
-        .flat_map(|s| s.set().iter().copied())
-        .collect();
+    let mut all: Vec<u64> = sets.flat_map(|s| s.iter().copied()).collect();
     all.par_sort_unstable();
     let mut frequent: Vec<u64> = Vec::new();
     for run in all.chunk_by(|x, y| x == y) {
-        if run.len() > common {
+        if is_boilerplate(run.len(), grey) {
             frequent.push(run[0]);
         }
     }
-    drop(all);
-    seqs.par_iter_mut().for_each(|(_, s)| {
-        s.mark_common(|c| frequent.binary_search(&(c as u64)).is_ok());
-    });
+    frequent
 }
 
-/// Re-judges the pairs that need it on the full texts of both documents, where given: exact
-/// shingle scores, then (grey zone) copied passages in the shorter text.
+/// Whether a shingle seen in `count` of the verified texts is boilerplate.
+pub fn is_boilerplate(count: usize, grey: &GreyZone) -> bool {
+    count > grey.passage_common
+}
+
+/// Marks a text's shingles found in `frequent` (sorted) as boilerplate, never part of a copied
+/// passage.
+pub fn mark_boilerplate(seq: &mut ShingleSeq, frequent: &[u64]) {
+    seq.mark_common(|c| frequent.binary_search(&(c as u64)).is_ok());
+}
+
+/// Re-judges the pairs that need it on the full texts of both documents, where given.
 fn verify(
     pairs: &mut [Pair],
     seqs: &FxHashMap<u32, ShingleSeq>,
@@ -220,25 +249,47 @@ fn verify(
         let (Some(sa), Some(sb)) = (seqs.get(&p.a), seqs.get(&p.b)) else {
             return;
         };
-        // Two full indexes were scored exactly on their signatures already.
-        if !triage.both_exact(p) {
-            let (fa, fb) = (sa.set(), sb.set());
-            p.scores = full.scores(fa, fb, intersection_size(fa, fb));
-        }
-        p.verified = true;
-        p.verdict = match triage.grey {
-            Some(g) if g.passage_words > 0 => {
-                let (short, long) = if sa.words() <= sb.words() {
-                    (sa, sb)
-                } else {
-                    (sb, sa)
-                };
-                p.copied = short.copied_share(long, g.passage_words);
-                g.judge(full, &p.scores, p.copied, thresholds)
-            }
-            _ => full.judge(&p.scores, thresholds),
-        };
+        verify_pair(
+            p,
+            sa,
+            sb,
+            triage.both_exact(p),
+            full,
+            thresholds,
+            triage.grey,
+        );
     });
+}
+
+/// Re-judges one pair on the full texts (`sa`, `sb`: its documents in the pair's order):
+/// exact shingle scores, then (grey zone) copied passages in the shorter text.
+pub fn verify_pair(
+    p: &mut Pair,
+    sa: &ShingleSeq,
+    sb: &ShingleSeq,
+    both_exact: bool,
+    full: &Full,
+    thresholds: &Thresholds,
+    grey: Option<&GreyZone>,
+) {
+    // Two full indexes were scored exactly on their signatures already.
+    if !both_exact {
+        let (fa, fb) = (sa.set(), sb.set());
+        p.scores = full.scores(fa, fb, intersection_size(fa, fb));
+    }
+    p.verified = true;
+    p.verdict = match grey {
+        Some(g) if g.passage_words > 0 => {
+            let (short, long) = if sa.words() <= sb.words() {
+                (sa, sb)
+            } else {
+                (sb, sa)
+            };
+            p.copied = short.copied_share(long, g.passage_words);
+            g.judge(full, &p.scores, p.copied, thresholds)
+        }
+        _ => full.judge(&p.scores, thresholds),
+    };
 }
 
 /// Documents of the pairs that need verifying.

@@ -180,6 +180,18 @@ pub fn json_raw_doc(source: &str, rank: u32, id: &str, doc: JsonDoc<'_>, line: &
     }
 }
 
+/// The skip of a JSONL record whose id an earlier line of the file has.
+pub fn duplicate_id_skip(path: &Path, line: usize, id: &str) -> Skip {
+    Skip {
+        path: path.to_path_buf(),
+        line: Some(line),
+        column: None,
+        offset: None,
+        reason: SkipReason::DuplicateId,
+        detail: format!("id `{id}` appears twice"),
+    }
+}
+
 /// Calls `f(line_no, line)` for each non-blank line of a JSONL file (1-based line numbers),
 /// a line that cannot be a document (not UTF-8, longer than `max_line_bytes`) as the `Skip`
 /// that says so. A UTF-8 byte order mark before the first line is dropped. Fails when the file
@@ -586,14 +598,7 @@ impl LocalReader {
                 let id = doc.id.clone().into_string();
                 if earlier_ids.is_some_and(|e| e.contains(&id)) || !seen.insert(id.clone()) {
                     skipped += 1;
-                    return notice(Notice::Skipped(Skip {
-                        path: p.clone(),
-                        line: Some(line_no),
-                        column: None,
-                        offset: None,
-                        reason: SkipReason::DuplicateId,
-                        detail: format!("id `{id}` appears twice"),
-                    }));
+                    return notice(Notice::Skipped(duplicate_id_skip(p, line_no, &id)));
                 }
                 sink(json_raw_doc(&self.name, self.rank, &id, doc, line))
             },

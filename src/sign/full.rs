@@ -1,6 +1,6 @@
 //! full: the whole shingle index (exact, the most work).
 
-use super::{for_each_shingle_crc, into_set, Detector};
+use super::{for_each_shingle_crc, into_set, Detector, SigSize};
 use crate::canon::CanonText;
 
 /// Signature of every shingle fingerprint.
@@ -27,6 +27,14 @@ impl Detector for Full {
 
     fn is_exact(&self, _sig: &[u64]) -> bool {
         true
+    }
+
+    fn size_of(&self, sig: &[u64]) -> Option<SigSize> {
+        Some(SigSize {
+            len: sig.len(),
+            sampled: sig.len(),
+            exact: true,
+        })
     }
 
     fn key(&self) -> String {

@@ -135,6 +135,18 @@ impl Verdict {
     }
 }
 
+/// What judging a pair reads of a signature when its sizes say enough, so that a distributed
+/// run ships three numbers per document to the pair judge instead of whole signatures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SigSize {
+    /// Elements in the signature.
+    pub len: usize,
+    /// Elements of the sample (all of them for a detector that does not sample).
+    pub sampled: usize,
+    /// Whether the signature is a full shingle index ([`Detector::is_exact`]).
+    pub exact: bool,
+}
+
 /// The two thresholds (docs/method.md §5): resemblance for duplicates, containment for review.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
@@ -218,7 +230,33 @@ pub trait Detector: Send + Sync {
 
     /// Scores and verdict of a pair; `Unsure` when the signatures cannot back a verdict.
     fn judge_pair(&self, a: &[u64], b: &[u64], inter: usize, t: &Thresholds) -> (Scores, Verdict) {
-        let s = self.scores(a, b, inter);
+        match (self.size_of(a), self.size_of(b)) {
+            (Some(sa), Some(sb)) => self.judge_sizes(sa, sb, inter, t),
+            _ => {
+                let s = self.scores(a, b, inter);
+                let v = self.judge(&s, t);
+                (s, v)
+            }
+        }
+    }
+
+    /// The sizes [`Detector::judge_sizes`] reads, for a detector whose pair verdict depends on
+    /// nothing else; `None` for one that reads the signatures themselves (min-n merges them,
+    /// key detectors count keys), which a distributed run cannot judge from sizes.
+    fn size_of(&self, _sig: &[u64]) -> Option<SigSize> {
+        None
+    }
+
+    /// Scores and verdict of a pair from the sizes of both signatures and their intersection:
+    /// the one judge of a pair for detectors with [`Detector::size_of`].
+    fn judge_sizes(
+        &self,
+        a: SigSize,
+        b: SigSize,
+        inter: usize,
+        t: &Thresholds,
+    ) -> (Scores, Verdict) {
+        let s = Scores::from_counts(inter, a.len, b.len);
         let v = self.judge(&s, t);
         (s, v)
     }

@@ -7,7 +7,7 @@
 //! large one shares only sampled fingerprints (the large one holds nothing else), which finds the
 //! pair but cannot judge it: the verdict is `Unsure`, and the engine verifies it on full indexes.
 
-use super::{for_each_shingle_crc, into_set, Detector, Scores, Thresholds, Verdict};
+use super::{for_each_shingle_crc, into_set, Detector, Scores, SigSize, Thresholds, Verdict};
 use crate::canon::CanonText;
 
 /// Signature of the shingle fingerprints ≡ 0 (mod m); grows with the text, supports containment.
@@ -37,7 +37,12 @@ impl ModM {
 
     /// Whether a signature is a full index (its text was too short for a usable sample).
     pub fn is_full_index(&self, sig: &[u64]) -> bool {
-        self.modulus > 1 && self.sampled(sig) < self.min_elements
+        self.full_index_of(self.sampled(sig))
+    }
+
+    /// Whether a signature with `sampled` sampled fingerprints is a full index.
+    fn full_index_of(&self, sampled: usize) -> bool {
+        self.modulus > 1 && sampled < self.min_elements
     }
 }
 
@@ -82,19 +87,34 @@ impl Detector for ModM {
         sample
     }
 
-    fn judge_pair(&self, a: &[u64], b: &[u64], inter: usize, t: &Thresholds) -> (Scores, Verdict) {
-        match (self.is_full_index(a), self.is_full_index(b)) {
+    fn size_of(&self, sig: &[u64]) -> Option<SigSize> {
+        let sampled = self.sampled(sig);
+        Some(SigSize {
+            len: sig.len(),
+            sampled,
+            exact: self.modulus == 1 || self.full_index_of(sampled),
+        })
+    }
+
+    fn judge_sizes(
+        &self,
+        a: SigSize,
+        b: SigSize,
+        inter: usize,
+        t: &Thresholds,
+    ) -> (Scores, Verdict) {
+        match (self.full_index_of(a.sampled), self.full_index_of(b.sampled)) {
             (false, false) | (true, true) => {
-                let s = Scores::from_counts(inter, a.len(), b.len());
+                let s = Scores::from_counts(inter, a.len, b.len);
                 (s, self.judge(&s, t))
             }
             // Only sampled fingerprints can be shared: score on the small text's sample.
             (true, false) => (
-                Scores::from_counts(inter, self.sampled(a), b.len()),
+                Scores::from_counts(inter, a.sampled, b.len),
                 Verdict::Unsure,
             ),
             (false, true) => (
-                Scores::from_counts(inter, a.len(), self.sampled(b)),
+                Scores::from_counts(inter, a.len, b.sampled),
                 Verdict::Unsure,
             ),
         }

@@ -1,0 +1,311 @@
+"""The Spark job of `collect spark-job`: a collection's per-document work and dedup on a cluster.
+
+Spark distributes and joins; every decision is taken by the `collect` binary, shipped to the
+executors and run on each partition (the same code `collect build` runs):
+
+  1. `collect worker` prepares the documents of each partition of each JSONL source (clean,
+     filter, relevance, sign), one JSON record per document;
+  2. signatures are exploded into (fingerprint, document) postings and joined on fingerprint,
+     which counts the shared elements of every pair (a fingerprint held by very many documents
+     is split into blocks, so no task holds the square of its posting list);
+  3. `collect worker --stage judge` judges each pair from the sizes of both signatures;
+  4. the pairs to verify on the full texts go through `--stage shingles` (counted here across
+     the cluster), `--stage boilerplate` and `--stage verify`;
+  5. the duplicate graph's connected components (label propagation) go through `collect keep`;
+  6. documents, pairs and choices are written as JSON-line part files, which
+     `collect spark-job` turns into the collection directory.
+
+Usage (what `collect spark-job --print-command` prints):
+  spark-submit --files collect,TOPIC.yaml collect_job.py job.json
+"""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import zlib
+
+# Partitions of every shuffle (set from the job's settings in main): without it, a union adds
+# its inputs' partitions up, and label propagation would multiply them round after round.
+N = 8
+
+from pyspark import SparkFiles
+from pyspark.sql import SparkSession
+
+
+def shipped(path):
+    """A file shipped with --files, as the executor (or driver) sees it."""
+    local = SparkFiles.get(os.path.basename(path))
+    return local if os.path.exists(local) else path
+
+
+def binary(conf):
+    path = shipped(conf["binary"])
+    mode = os.stat(path).st_mode
+    if not mode & stat.S_IXUSR:
+        os.chmod(path, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def pipe(conf, args, lines):
+    """Runs `collect ARGS` over `lines` (str or bytes, one record each); yields its output
+    lines. Like RDD.pipe, but the arguments may differ per partition, and a failure carries
+    the binary's own message."""
+    cmd = [binary(conf), "--quiet"] + args
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    failure = []
+
+    def feed():
+        try:
+            for line in lines:
+                if isinstance(line, str):
+                    line = line.encode("utf-8")
+                proc.stdin.write(line)
+                proc.stdin.write(b"\n")
+        except BrokenPipeError:
+            pass
+        except Exception as e:  # reported after the process ends
+            failure.append(e)
+        finally:
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    errors = []
+    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
+    drain.start()
+    for out in proc.stdout:
+        yield out.decode("utf-8").rstrip("\n")
+    writer.join()
+    code = proc.wait()
+    drain.join()
+    if code != 0 or failure:
+        message = (errors[0] if errors else b"").decode("utf-8", "replace").strip()
+        raise RuntimeError(
+            f"`{' '.join(args[:3])}` failed (exit {code}): {message or failure}"
+        )
+
+
+def topic_args(conf):
+    return [shipped(conf["topic"])]
+
+
+def prepare(sc, conf):
+    """Step 1: worker records of every JSONL source, in file order per partition."""
+    out = None
+    for src in conf["sources"]:
+        # Bytes as they are in the file: the worker decides what is not UTF-8, as a build does.
+        lines = sc.textFile(src["uri"], minPartitions=conf["partitions"], use_unicode=False)
+        counts = lines.mapPartitions(lambda it: [sum(1 for _ in it)]).collect()
+        starts = [1]
+        for c in counts[:-1]:
+            starts.append(starts[-1] + c)
+        args = ["worker"] + topic_args(conf) + ["--source", src["name"], "--text"]
+
+        def run(i, it, args=args, starts=starts):
+            return pipe(conf, args + ["--first-line", str(starts[i])], it)
+
+        recs = lines.mapPartitionsWithIndex(run)
+        out = recs if out is None else out.union(recs)
+    return out.map(json.loads)
+
+
+def first_of_each_id(docs):
+    """A JSONL id repeated across partitions: the first line keeps it, later ones are skipped
+    (the worker checks repeats within its partition; a build within the whole file)."""
+    keyed = docs.filter(lambda r: "id" in r).map(lambda r: ((r["source"], r["record"]), r["line"]))
+    first = keyed.reduceByKey(min, N)
+
+    def settle(kv):
+        (_key, (rec, first_line)) = kv
+        if rec["line"] == first_line:
+            return rec
+        return {"line": rec["line"], "source": rec["source"], "duplicate_id": rec["record"]}
+
+    with_first = (
+        docs.filter(lambda r: "id" in r)
+        .map(lambda r: ((r["source"], r["record"]), r))
+        .join(first, N)
+        .map(settle)
+    )
+    return with_first.union(docs.filter(lambda r: "id" not in r))
+
+
+def count_shared(conf, compared):
+    """Step 2: (a, b) -> shared signature elements, a < b, for every pair sharing one."""
+    postings = compared.flatMap(lambda r: [(f, r["id"]) for f in r["sig"]])
+    heavy_at = conf["heavy_postings"]
+    df = postings.map(lambda p: (p[0], 1)).reduceByKey(lambda x, y: x + y, N)
+    # A fingerprint in more than heavy_at documents is split into blocks of about that many;
+    # each pair of blocks is one group, so its pairs are counted by many tasks.
+    heavy = dict(
+        df.filter(lambda kv: kv[1] > heavy_at)
+        .map(lambda kv: (kv[0], -(-kv[1] // heavy_at)))
+        .collect()
+    )
+    blocks = compared.context.broadcast(heavy)
+
+    def cells(p):
+        f, doc = p
+        n = blocks.value.get(f)
+        if n is None:
+            yield ((f, 0, 0), (0, doc))
+            return
+        k = zlib.crc32(doc.encode("utf-8")) % n
+        for j in range(n):
+            yield ((f, min(k, j), max(k, j)), (k, doc))
+
+    def pairs(cell):
+        (_f, x, y), members = cell
+        if x == y:
+            ids = sorted(d for _, d in members)
+            for i, a in enumerate(ids):
+                for b in ids[i + 1 :]:
+                    yield ((a, b), 1)
+        else:
+            left = [d for k, d in members if k == x]
+            right = [d for k, d in members if k == y]
+            for a in left:
+                for b in right:
+                    yield ((a, b) if a < b else (b, a), 1)
+
+    return postings.flatMap(cells).groupByKey(N).flatMap(pairs).reduceByKey(lambda x, y: x + y, N)
+
+
+def judge(conf, shared, compared):
+    """Step 3: every counted pair judged from both signatures' sizes."""
+    sizes = compared.map(lambda r: (r["id"], r["size"]))
+    lines = (
+        shared.map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
+        .join(sizes, N)
+        .map(lambda kv: (kv[1][0][0], (kv[0], kv[1][0][1], kv[1][1])))
+        .join(sizes, N)
+        .map(
+            lambda kv: json.dumps(
+                {"a": kv[1][0][0], "b": kv[0], "inter": kv[1][0][1], "sa": kv[1][0][2], "sb": kv[1][1]}
+            )
+        )
+    )
+    args = ["worker"] + topic_args(conf) + ["--stage", "judge"]
+    return lines.mapPartitions(lambda it: pipe(conf, args, it)).map(json.loads)
+
+
+def verify(conf, sc, judged, compared, scratch):
+    """Step 4: the pairs the signatures cannot settle, on the full texts."""
+    to_verify = judged.filter(lambda p: p["verify"]).cache()
+    texts = compared.map(lambda r: (r["id"], r["text"]))
+    need = to_verify.flatMap(lambda p: [(p["a"], None), (p["b"], None)]).distinct(N)
+    docs = need.join(texts, N).map(lambda kv: json.dumps({"id": kv[0], "text": kv[1][1]}))
+    sh_args = ["worker"] + topic_args(conf) + ["--stage", "shingles"]
+    counts = (
+        docs.mapPartitions(lambda it: pipe(conf, sh_args, it))
+        .flatMap(lambda line: [(s, 1) for s in json.loads(line)["shingles"]])
+        .reduceByKey(lambda x, y: x + y, N)
+        .map(lambda kv: json.dumps([kv[0], kv[1]]))
+    )
+    bp_args = ["worker"] + topic_args(conf) + ["--stage", "boilerplate"]
+    frequent = counts.mapPartitions(lambda it: pipe(conf, bp_args, it)).collect()
+    path = os.path.join(scratch, "boilerplate.txt")
+    with open(path, "w") as f:
+        f.write("".join(s + "\n" for s in frequent))
+    sc.addFile(path)
+    lines = (
+        to_verify.map(lambda p: (p["a"], p))
+        .join(texts, N)
+        .map(lambda kv: (kv[1][0]["b"], (kv[1][0], kv[1][1])))
+        .join(texts, N)
+        .map(lambda kv: json.dumps({"pair": kv[1][0][0], "text_a": kv[1][0][1], "text_b": kv[1][1]}))
+    )
+
+    def run(it):
+        args = ["worker"] + topic_args(conf) + [
+            "--stage", "verify", "--boilerplate", SparkFiles.get("boilerplate.txt")]
+        return pipe(conf, args, it)
+
+    return lines.mapPartitions(run).map(json.loads), len(frequent)
+
+
+def components(duplicates):
+    """Connected components of the duplicate graph by label propagation: each document takes
+    the smallest id among itself and its neighbours until nothing changes."""
+    edges = duplicates.flatMap(lambda p: [(p["a"], p["b"]), (p["b"], p["a"])]).cache()
+    labels = edges.map(lambda e: (e[0], e[0])).distinct(N)
+    rounds = 0
+    while True:
+        rounds += 1
+        proposed = edges.join(labels, N).map(lambda kv: (kv[1][0], kv[1][1]))
+        new = labels.union(proposed).reduceByKey(min, N).cache()
+        changed = new.join(labels, N).filter(lambda kv: kv[1][0] != kv[1][1]).count()
+        labels = new
+        if changed == 0:
+            return labels, rounds
+
+
+def keep(conf, duplicates, compared):
+    """Step 5: the keep rule inside each component, by `collect keep`."""
+    labels, rounds = components(duplicates)
+    info = compared.map(lambda r: (r["id"], (r["words"], r["source_rank"])))
+    members = labels.join(info, N).map(lambda kv: (kv[1][0], (kv[0], kv[1][1][0], kv[1][1][1])))
+    edges = duplicates.map(lambda p: (p["a"], p["b"])).join(labels, N).map(lambda kv: (kv[1][1], (kv[0], kv[1][0])))
+
+    def line(kv):
+        label, (docs, pairs) = kv
+        docs = sorted(docs)
+        index = {d[0]: i for i, d in enumerate(docs)}
+        return json.dumps({
+            "component": label,
+            "candidates": [{"id": d, "words": w, "source_rank": r} for d, w, r in docs],
+            "duplicates": sorted([index[a], index[b]] for a, b in pairs),
+        })
+
+    lines = members.cogroup(edges, N).map(line)
+    return lines.mapPartitions(lambda it: pipe(conf, ["keep"], it)), rounds
+
+
+def main():
+    global N
+    with open(sys.argv[1]) as f:
+        conf = json.load(f)
+    N = conf["partitions"]
+    spark = SparkSession.builder.appName(f"collect {conf['topic_name']}").getOrCreate()
+    sc = spark.sparkContext
+    sc.setLogLevel("WARN")
+    out = conf["parts"]
+    scratch = conf["scratch"]
+
+    docs = first_of_each_id(prepare(sc, conf)).cache()
+    compared = docs.filter(lambda r: r.get("compared")).cache()
+    shared = count_shared(conf, compared)
+    judged = judge(conf, shared, compared).cache()
+    verified, boilerplate = verify(conf, sc, judged, compared, scratch)
+    final = judged.filter(lambda p: not p["verify"]).union(verified)
+    recorded = final.filter(lambda p: p["recorded"]).cache()
+    duplicates = recorded.filter(lambda p: p["verdict"] == "duplicate")
+    chosen, rounds = keep(conf, duplicates, compared)
+
+    docs.map(json.dumps).saveAsTextFile(out + "/documents")
+    recorded.map(json.dumps).saveAsTextFile(out + "/pairs")
+    chosen.saveAsTextFile(out + "/keep")
+    figures = {
+        "documents": docs.filter(lambda r: "id" in r).count(),
+        "compared": compared.count(),
+        "candidate_pairs": judged.count(),
+        "verified_pairs": verified.count(),
+        "recorded_pairs": recorded.count(),
+        "boilerplate_shingles": boilerplate,
+        "label_propagation_rounds": rounds,
+    }
+    with open(os.path.join(scratch, "figures.json"), "w") as f:
+        json.dump(figures, f)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
