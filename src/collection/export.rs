@@ -18,6 +18,9 @@ pub enum Format {
     Jsonl,
     /// RFC 4180 CSV with a header, same columns as JSONL.
     Csv,
+    /// The stored pairs (duplicate, contained, weak) as TSV with a header: pair id, both
+    /// document ids, resemblance, both containments, verdict, verified, shared shingles.
+    Pairs,
 }
 
 /// One exported text: the columns every format carries.
@@ -49,6 +52,9 @@ fn csv_field(out: &mut String, s: &str) {
 /// Writes the texts in the collection (status `kept`, so every decision is honoured) as
 /// JSONL or CSV to `w`, in id order; returns how many.
 pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) -> Result<usize> {
+    if format == Format::Pairs {
+        return export_pairs(store, w);
+    }
     let metas: BTreeMap<String, DocMeta> = store
         .document_metas()?
         .into_iter()
@@ -99,7 +105,9 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
                 }
                 line.push('\r');
             }
-            Format::Txt => anyhow::bail!("txt export writes a directory, not a stream"),
+            Format::Txt | Format::Pairs => {
+                anyhow::bail!("{format:?} export is not a stream of texts")
+            }
         }
         line.push('\n');
         w.write_all(line.as_bytes())?;
@@ -107,6 +115,29 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
     }
     w.flush()?;
     Ok(n)
+}
+
+/// Writes the stored pairs as TSV, in id order of their documents; returns how many.
+fn export_pairs(store: &Store, w: &mut dyn std::io::Write) -> Result<usize> {
+    w.write_all(b"pair\ta\tb\tresemblance\tcont_a_in_b\tcont_b_in_a\tverdict\tverified\tshared\n")?;
+    let pairs = store.pairs()?;
+    for p in &pairs {
+        writeln!(
+            w,
+            "{}\t{}\t{}\t{:.6}\t{:.6}\t{:.6}\t{}\t{}\t{}",
+            p.id,
+            p.a,
+            p.b,
+            p.resemblance,
+            p.cont_a_in_b,
+            p.cont_b_in_a,
+            p.verdict.as_str(),
+            p.verified,
+            p.shared
+        )?;
+    }
+    w.flush()?;
+    Ok(pairs.len())
 }
 
 /// Writes each text in the collection as `<dir>/<id>.txt`; returns how many.

@@ -23,6 +23,7 @@ mod postings_vs_naive;
 mod relevance;
 mod resume_cli;
 mod review_page;
+mod spark;
 mod store_damage;
 mod update_web;
 mod warc;
