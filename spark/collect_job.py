@@ -25,6 +25,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 import zlib
 
 # Partitions of every shuffle (set from the job's settings in main): without it, a union adds
@@ -117,30 +118,32 @@ def prepare(sc, conf):
     return out.map(json.loads)
 
 
-def first_of_each_id(docs):
+def first_of_each_id(sc, docs):
     """A JSONL id repeated across partitions: the first line keeps it, later ones are skipped
-    (the worker checks repeats within its partition; a build within the whole file)."""
-    keyed = docs.filter(lambda r: "id" in r).map(lambda r: ((r["source"], r["record"]), r["line"]))
-    first = keyed.reduceByKey(min, N)
+    (the worker checks repeats within its partition; a build within the whole file). Only
+    the repeated keys travel to the driver; the records stay where they are."""
+    keyed = docs.filter(lambda r: "id" in r).map(lambda r: ((r["source"], r["record"]), (r["line"], 1)))
+    repeated = dict(
+        keyed.reduceByKey(lambda x, y: (min(x[0], y[0]), x[1] + y[1]), N)
+        .filter(lambda kv: kv[1][1] > 1)
+        .map(lambda kv: (kv[0], kv[1][0]))
+        .collect()
+    )
+    first = sc.broadcast(repeated)
 
-    def settle(kv):
-        (_key, (rec, first_line)) = kv
-        if rec["line"] == first_line:
+    def settle(rec):
+        if "id" not in rec:
+            return rec
+        line = first.value.get((rec["source"], rec["record"]))
+        if line is None or line == rec["line"]:
             return rec
         return {"line": rec["line"], "source": rec["source"], "duplicate_id": rec["record"]}
 
-    with_first = (
-        docs.filter(lambda r: "id" in r)
-        .map(lambda r: ((r["source"], r["record"]), r))
-        .join(first, N)
-        .map(settle)
-    )
-    return with_first.union(docs.filter(lambda r: "id" not in r))
+    return docs.map(settle)
 
 
-def count_shared(conf, compared):
+def count_shared(conf, postings):
     """Step 2: (a, b) -> shared signature elements, a < b, for every pair sharing one."""
-    postings = compared.flatMap(lambda r: [(f, r["id"]) for f in r["sig"]])
     heavy_at = conf["heavy_postings"]
     df = postings.map(lambda p: (p[0], 1)).reduceByKey(lambda x, y: x + y, N)
     # A fingerprint in more than heavy_at documents is split into blocks of about that many;
@@ -150,7 +153,7 @@ def count_shared(conf, compared):
         .map(lambda kv: (kv[0], -(-kv[1] // heavy_at)))
         .collect()
     )
-    blocks = compared.context.broadcast(heavy)
+    blocks = postings.context.broadcast(heavy)
 
     def cells(p):
         f, doc = p
@@ -179,9 +182,8 @@ def count_shared(conf, compared):
     return postings.flatMap(cells).groupByKey(N).flatMap(pairs).reduceByKey(lambda x, y: x + y, N)
 
 
-def judge(conf, shared, compared):
+def judge(conf, shared, sizes):
     """Step 3: every counted pair judged from both signatures' sizes."""
-    sizes = compared.map(lambda r: (r["id"], r["size"]))
     lines = (
         shared.map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
         .join(sizes, N)
@@ -197,10 +199,9 @@ def judge(conf, shared, compared):
     return lines.mapPartitions(lambda it: pipe(conf, args, it)).map(json.loads)
 
 
-def verify(conf, sc, judged, compared, scratch):
+def verify(conf, sc, judged, texts, scratch):
     """Step 4: the pairs the signatures cannot settle, on the full texts."""
     to_verify = judged.filter(lambda p: p["verify"]).cache()
-    texts = compared.map(lambda r: (r["id"], r["text"]))
     need = to_verify.flatMap(lambda p: [(p["a"], None), (p["b"], None)]).distinct(N)
     docs = need.join(texts, N).map(lambda kv: json.dumps({"id": kv[0], "text": kv[1][1]}))
     sh_args = ["worker"] + topic_args(conf) + ["--stage", "shingles"]
@@ -232,28 +233,32 @@ def verify(conf, sc, judged, compared, scratch):
     return lines.mapPartitions(run).map(json.loads), len(frequent)
 
 
-def components(duplicates):
+def components(duplicates, M):
     """Connected components of the duplicate graph by label propagation: each document takes
-    the smallest id among itself and its neighbours until nothing changes."""
+    the smallest id among itself and its neighbours until nothing changes (rounds: about the
+    longest chain of duplicates)."""
     edges = duplicates.flatMap(lambda p: [(p["a"], p["b"]), (p["b"], p["a"])]).cache()
-    labels = edges.map(lambda e: (e[0], e[0])).distinct(N)
+    labels = edges.map(lambda e: (e[0], e[0])).distinct(M).cache()
     rounds = 0
     while True:
         rounds += 1
-        proposed = edges.join(labels, N).map(lambda kv: (kv[1][0], kv[1][1]))
-        new = labels.union(proposed).reduceByKey(min, N).cache()
-        changed = new.join(labels, N).filter(lambda kv: kv[1][0] != kv[1][1]).count()
+        proposed = edges.join(labels, M).map(lambda kv: (kv[1][0], kv[1][1]))
+        new = labels.union(proposed).reduceByKey(min, M).cache()
+        changed = new.join(labels, M).filter(lambda kv: kv[1][0] != kv[1][1]).count()
+        labels.unpersist()
         labels = new
         if changed == 0:
             return labels, rounds
 
 
-def keep(conf, duplicates, compared):
+def keep(conf, duplicates, info):
     """Step 5: the keep rule inside each component, by `collect keep`."""
-    labels, rounds = components(duplicates)
-    info = compared.map(lambda r: (r["id"], (r["words"], r["source_rank"])))
-    members = labels.join(info, N).map(lambda kv: (kv[1][0], (kv[0], kv[1][1][0], kv[1][1][1])))
-    edges = duplicates.map(lambda p: (p["a"], p["b"])).join(labels, N).map(lambda kv: (kv[1][1], (kv[0], kv[1][0])))
+    # The duplicate graph is a small part of the pairs: a task per million edges, not per
+    # partition of the input, or the rounds are all task overhead.
+    M = max(2, -(-duplicates.count() // 1_000_000))
+    labels, rounds = components(duplicates, M)
+    members = labels.join(info, M).map(lambda kv: (kv[1][0], (kv[0], kv[1][1][0], kv[1][1][1])))
+    edges = duplicates.map(lambda p: (p["a"], p["b"])).join(labels, M).map(lambda kv: (kv[1][1], (kv[0], kv[1][0])))
 
     def line(kv):
         label, (docs, pairs) = kv
@@ -265,7 +270,7 @@ def keep(conf, duplicates, compared):
             "duplicates": sorted([index[a], index[b]] for a, b in pairs),
         })
 
-    lines = members.cogroup(edges, N).map(line)
+    lines = members.cogroup(edges, M).map(line)
     return lines.mapPartitions(lambda it: pipe(conf, ["keep"], it)), rounds
 
 
@@ -280,27 +285,59 @@ def main():
     out = conf["parts"]
     scratch = conf["scratch"]
 
-    docs = first_of_each_id(prepare(sc, conf)).cache()
-    compared = docs.filter(lambda r: r.get("compared")).cache()
-    shared = count_shared(conf, compared)
-    judged = judge(conf, shared, compared).cache()
-    verified, boilerplate = verify(conf, sc, judged, compared, scratch)
+    clock = [time.monotonic()]
+    seconds = {}
+
+    def lap(name):
+        now = time.monotonic()
+        seconds[name] = round(now - clock[0], 2)
+        clock[0] = now
+
+    # Each step is counted where it ends (its output cached), so the figures time the steps.
+    docs = first_of_each_id(sc, prepare(sc, conf)).cache()
+    documents = docs.filter(lambda r: "id" in r).count()
+    # What the later steps read of the compared documents, each kept once: the records with
+    # their texts are unpickled again on every pass over them.
+    compared = docs.filter(lambda r: r.get("compared"))
+    texts = compared.map(lambda r: (r["id"], r["text"])).cache()
+    sizes = compared.map(lambda r: (r["id"], r["size"])).cache()
+    info = compared.map(lambda r: (r["id"], (r["words"], r["source_rank"]))).cache()
+    postings = compared.flatMap(lambda r: [(f, r["id"]) for f in r["sig"]]).cache()
+    n_compared = sizes.count()
+    lap("prepare")
+    n_postings = postings.count()
+    shared = count_shared(conf, postings).cache()
+    candidates = shared.count()
+    lap("postings_join")
+    judged = judge(conf, shared, sizes).cache()
+    judged.count()
+    lap("judge")
+    verified, boilerplate = verify(conf, sc, judged, texts, scratch)
+    verified = verified.cache()
+    n_verified = verified.count()
+    lap("verify")
     final = judged.filter(lambda p: not p["verify"]).union(verified)
     recorded = final.filter(lambda p: p["recorded"]).cache()
-    duplicates = recorded.filter(lambda p: p["verdict"] == "duplicate")
-    chosen, rounds = keep(conf, duplicates, compared)
+    duplicates = recorded.filter(lambda p: p["verdict"] == "duplicate").cache()
+    chosen, rounds = keep(conf, duplicates, info)
+    chosen = chosen.cache()
+    chosen.count()
+    lap("keep")
 
     docs.map(json.dumps).saveAsTextFile(out + "/documents")
     recorded.map(json.dumps).saveAsTextFile(out + "/pairs")
     chosen.saveAsTextFile(out + "/keep")
+    lap("write")
     figures = {
-        "documents": docs.filter(lambda r: "id" in r).count(),
-        "compared": compared.count(),
-        "candidate_pairs": judged.count(),
-        "verified_pairs": verified.count(),
+        "documents": documents,
+        "compared": n_compared,
+        "postings": n_postings,
+        "candidate_pairs": candidates,
+        "verified_pairs": n_verified,
         "recorded_pairs": recorded.count(),
         "boilerplate_shingles": boilerplate,
         "label_propagation_rounds": rounds,
+        "seconds": seconds,
     }
     with open(os.path.join(scratch, "figures.json"), "w") as f:
         json.dump(figures, f)
