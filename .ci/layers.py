@@ -136,6 +136,14 @@ for f in SRC.rglob("*.rs"):
     if f not in (SRC / "store" / "review_log.rs", SRC / "store" / "health.rs"):
         forbid([f], r"SET decision\b|INSERT INTO decisions", "review decisions are written by store/review_log.rs")
 
+# 7c. The Spark driver decides nothing: scores, thresholds and the keep rule's order are the
+# binary's (collect worker / collect keep). It may read a verdict's name, never a score.
+job = SRC.parent / "spark" / "collect_job.py"
+for n, line in enumerate(job.read_text(encoding="utf-8").splitlines(), 1):
+    code = line.split("#", 1)[0]
+    if re.search(r"resemblance|cont_[ab]_in|containment|threshold|passage|min_words|preference", code):
+        failures.append(f"spark/collect_job.py:{n}: the driver reads a score or a threshold; decisions are the binary's: {line.strip()}")
+
 # 8. The repository stands alone: product files never point at ../shared.
 for p in [SRC.parent / "README.md", SRC.parent / "ARCHITECTURE.md", *SRC.parent.glob("docs/*.md")]:
     for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
@@ -143,7 +151,7 @@ for p in [SRC.parent / "README.md", SRC.parent / "ARCHITECTURE.md", *SRC.parent.
             failures.append(f"{p.relative_to(SRC.parent)}:{n}: points outside the repository")
 REPO = SRC.parent
 for f in [*SRC.rglob("*.rs"), *REPO.glob("tests/**/*.rs"), *REPO.glob("examples/*.rs"),
-          *REPO.glob("benches/*.rs"), *REPO.glob("scripts/*"), *REPO.glob("fuzz/fuzz_targets/*.rs")]:
+          *REPO.glob("benches/*.rs"), *REPO.glob("scripts/*"), *REPO.glob("spark/*"), *REPO.glob("fuzz/fuzz_targets/*.rs")]:
     if f.is_file():
         for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if "../shared" in line or "METHOD.md" in line:

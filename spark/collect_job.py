@@ -179,7 +179,8 @@ def count_shared(conf, postings):
                 for b in right:
                     yield ((a, b) if a < b else (b, a), 1)
 
-    return postings.flatMap(cells).groupByKey(N).flatMap(pairs).reduceByKey(lambda x, y: x + y, N)
+    counted = postings.flatMap(cells).groupByKey(N).flatMap(pairs).reduceByKey(lambda x, y: x + y, N)
+    return counted, len(heavy)
 
 
 def judge(conf, shared, sizes):
@@ -306,7 +307,8 @@ def main():
     n_compared = sizes.count()
     lap("prepare")
     n_postings = postings.count()
-    shared = count_shared(conf, postings).cache()
+    shared, heavy = count_shared(conf, postings)
+    shared = shared.cache()
     candidates = shared.count()
     lap("postings_join")
     judged = judge(conf, shared, sizes).cache()
@@ -332,6 +334,7 @@ def main():
         "documents": documents,
         "compared": n_compared,
         "postings": n_postings,
+        "heavy_fingerprints": heavy,
         "candidate_pairs": candidates,
         "verified_pairs": n_verified,
         "recorded_pairs": recorded.count(),

@@ -96,6 +96,10 @@ fn a_spark_run_and_a_build_give_the_same_collection() {
             "local[2]",
             "--partitions",
             "4",
+            // Low, so that fingerprints of templated stubs take the blocked path: its pairs
+            // must count exactly as the others.
+            "--heavy-postings",
+            "12",
             "--spark-submit",
             &submit,
         ],
