@@ -143,7 +143,10 @@ def first_of_each_id(sc, docs):
 
 
 def count_shared(conf, postings):
-    """Step 2: (a, b) -> shared signature elements, a < b, for every pair sharing one."""
+    """Step 2: (a, b) -> shared signature elements, a < b, for every pair sharing one and
+    holding a new document. `postings` are (fingerprint, (document, new)): in an update the
+    stored documents' postings join in, and pairs of two stored documents, settled long ago,
+    are not counted again."""
     heavy_at = conf["heavy_postings"]
     df = postings.map(lambda p: (p[0], 1)).reduceByKey(lambda x, y: x + y, N)
     # A fingerprint in more than heavy_at documents is split into blocks of about that many;
@@ -156,28 +159,30 @@ def count_shared(conf, postings):
     blocks = postings.context.broadcast(heavy)
 
     def cells(p):
-        f, doc = p
+        f, (doc, new) = p
         n = blocks.value.get(f)
         if n is None:
-            yield ((f, 0, 0), (0, doc))
+            yield ((f, 0, 0), (0, doc, new))
             return
         k = zlib.crc32(doc.encode("utf-8")) % n
         for j in range(n):
-            yield ((f, min(k, j), max(k, j)), (k, doc))
+            yield ((f, min(k, j), max(k, j)), (k, doc, new))
 
     def pairs(cell):
         (_f, x, y), members = cell
         if x == y:
-            ids = sorted(d for _, d in members)
-            for i, a in enumerate(ids):
-                for b in ids[i + 1 :]:
-                    yield ((a, b), 1)
+            docs = sorted((d, new) for _, d, new in members)
+            for i, (a, an) in enumerate(docs):
+                for b, bn in docs[i + 1 :]:
+                    if an or bn:
+                        yield ((a, b), 1)
         else:
-            left = [d for k, d in members if k == x]
-            right = [d for k, d in members if k == y]
-            for a in left:
-                for b in right:
-                    yield ((a, b) if a < b else (b, a), 1)
+            left = [(d, new) for k, d, new in members if k == x]
+            right = [(d, new) for k, d, new in members if k == y]
+            for a, an in left:
+                for b, bn in right:
+                    if an or bn:
+                        yield ((a, b) if a < b else (b, a), 1)
 
     counted = postings.flatMap(cells).groupByKey(N).flatMap(pairs).reduceByKey(lambda x, y: x + y, N)
     return counted, len(heavy)
@@ -200,9 +205,17 @@ def judge(conf, shared, sizes):
     return lines.mapPartitions(lambda it: pipe(conf, args, it)).map(json.loads)
 
 
-def verify(conf, sc, judged, texts, scratch):
-    """Step 4: the pairs the signatures cannot settle, on the full texts."""
-    to_verify = judged.filter(lambda p: p["verify"]).cache()
+def verify(conf, sc, judged, texts, new_ids, scratch):
+    """Step 4: the pairs the signatures cannot settle, on the full texts. The engine takes a
+    pair's texts newcomer first (its index order in an update), which decides the shorter text
+    between two of equal length: `swap` says the pair's second id is that newcomer."""
+    to_verify = (
+        judged.filter(lambda p: p["verify"])
+        .map(lambda p: (p["a"], p))
+        .leftOuterJoin(new_ids, N)
+        .map(lambda kv: dict(kv[1][0], swap=kv[1][1] is None))
+        .cache()
+    )
     need = to_verify.flatMap(lambda p: [(p["a"], None), (p["b"], None)]).distinct(N)
     docs = need.join(texts, N).map(lambda kv: json.dumps({"id": kv[0], "text": kv[1][1]}))
     sh_args = ["worker"] + topic_args(conf) + ["--stage", "shingles"]
@@ -223,7 +236,12 @@ def verify(conf, sc, judged, texts, scratch):
         .join(texts, N)
         .map(lambda kv: (kv[1][0]["b"], (kv[1][0], kv[1][1])))
         .join(texts, N)
-        .map(lambda kv: json.dumps({"pair": kv[1][0][0], "text_a": kv[1][0][1], "text_b": kv[1][1]}))
+        .map(lambda kv: json.dumps({
+            "pair": {k: v for k, v in kv[1][0][0].items() if k != "swap"},
+            "swap": kv[1][0][0]["swap"],
+            "text_a": kv[1][0][1],
+            "text_b": kv[1][1],
+        }))
     )
 
     def run(it):
@@ -258,7 +276,7 @@ def keep(conf, duplicates, info):
     # partition of the input, or the rounds are all task overhead.
     M = max(2, -(-duplicates.count() // 1_000_000))
     labels, rounds = components(duplicates, M)
-    members = labels.join(info, M).map(lambda kv: (kv[1][0], (kv[0], kv[1][1][0], kv[1][1][1])))
+    members = labels.join(info, M).map(lambda kv: (kv[1][0], (kv[0],) + tuple(kv[1][1])))
     edges = duplicates.map(lambda p: (p["a"], p["b"])).join(labels, M).map(lambda kv: (kv[1][1], (kv[0], kv[1][0])))
 
     def line(kv):
@@ -267,7 +285,9 @@ def keep(conf, duplicates, info):
         index = {d[0]: i for i, d in enumerate(docs)}
         return json.dumps({
             "component": label,
-            "candidates": [{"id": d, "words": w, "source_rank": r} for d, w, r in docs],
+            "candidates": [
+                {"id": d, "words": w, "source_rank": r, "standing": st} for d, w, r, st in docs
+            ],
             "duplicates": sorted([index[a], index[b]] for a, b in pairs),
         })
 
@@ -295,33 +315,65 @@ def main():
         clock[0] = now
 
     # Each step is counted where it ends (its output cached), so the figures time the steps.
-    docs = first_of_each_id(sc, prepare(sc, conf)).cache()
+    update = conf["mode"] == "update"
+    store = conf["store"]
+    docs = first_of_each_id(sc, prepare(sc, conf))
+    if update:
+        # Documents the store holds already are neither stored nor compared again.
+        held = spark.read.parquet(store + "/documents").rdd.map(lambda r: (r["id"], True))
+        keyed = docs.map(lambda r: (r.get("id"), r))
+        docs = (
+            keyed.leftOuterJoin(held, N)
+            .filter(lambda kv: kv[0] is None or kv[1][1] is None)
+            .map(lambda kv: kv[1][0])
+        )
+    docs = docs.cache()
     documents = docs.filter(lambda r: "id" in r).count()
     # What the later steps read of the compared documents, each kept once: the records with
     # their texts are unpickled again on every pass over them.
     compared = docs.filter(lambda r: r.get("compared"))
     texts = compared.map(lambda r: (r["id"], r["text"])).cache()
     sizes = compared.map(lambda r: (r["id"], r["size"])).cache()
-    info = compared.map(lambda r: (r["id"], (r["words"], r["source_rank"]))).cache()
-    postings = compared.flatMap(lambda r: [(f, r["id"]) for f in r["sig"]]).cache()
+    info = compared.map(lambda r: (r["id"], (r["words"], r["source_rank"], "new"))).cache()
+    postings = compared.flatMap(lambda r: [(f, (r["id"], True)) for f in r["sig"]]).cache()
+    new_ids = sizes.map(lambda kv: (kv[0], True)).cache()
     n_compared = sizes.count()
     lap("prepare")
     n_postings = postings.count()
-    shared, heavy = count_shared(conf, postings)
+    all_texts, all_sizes, all_info, all_postings = texts, sizes, info, postings
+    if update:
+        stored = spark.read.parquet(store + "/documents").rdd.filter(lambda r: r["compared"])
+        fps = postings.map(lambda p: (p[0], None)).distinct(N)
+        # Only the stored postings of fingerprints a newcomer holds: new-vs-store.
+        partners = (
+            spark.read.parquet(store + "/postings").rdd.map(lambda r: (r["fp"], r["id"]))
+            .join(fps, N)
+            .map(lambda kv: (kv[0], (kv[1][0], False)))
+        )
+        all_postings = postings.union(partners)
+        all_sizes = sizes.union(stored.map(lambda r: (r["id"], {"len": r["len"], "sampled": r["sampled"], "exact": r["exact"]})))
+        standing = sc.textFile(conf["standing"]).map(lambda line: tuple(line.split("\t")))
+        all_info = info.union(
+            stored.map(lambda r: (r["id"], (r["words"], r["source_rank"])))
+            .join(standing, N)
+            .map(lambda kv: (kv[0], (kv[1][0][0], kv[1][0][1], kv[1][1])))
+        )
+        all_texts = texts.union(spark.read.parquet(store + "/texts").rdd.map(lambda r: (r["id"], r["text"])))
+    shared, heavy = count_shared(conf, all_postings)
     shared = shared.cache()
     candidates = shared.count()
     lap("postings_join")
-    judged = judge(conf, shared, sizes).cache()
+    judged = judge(conf, shared, all_sizes).cache()
     judged.count()
     lap("judge")
-    verified, boilerplate = verify(conf, sc, judged, texts, scratch)
+    verified, boilerplate = verify(conf, sc, judged, all_texts, new_ids, scratch)
     verified = verified.cache()
     n_verified = verified.count()
     lap("verify")
     final = judged.filter(lambda p: not p["verify"]).union(verified)
     recorded = final.filter(lambda p: p["recorded"]).cache()
     duplicates = recorded.filter(lambda p: p["verdict"] == "duplicate").cache()
-    chosen, rounds = keep(conf, duplicates, info)
+    chosen, rounds = keep(conf, duplicates, all_info)
     chosen = chosen.cache()
     chosen.count()
     lap("keep")
@@ -329,8 +381,24 @@ def main():
     docs.map(json.dumps).saveAsTextFile(out + "/documents")
     recorded.map(json.dumps).saveAsTextFile(out + "/pairs")
     chosen.saveAsTextFile(out + "/keep")
+    # The signatures (and the texts the grey zone reads) beside the collection, as Parquet,
+    # for the next update's new-vs-store join.
+    how = "append" if update else "overwrite"
+    # Every stored document, so that an update knows them all; only compared ones have
+    # postings, so only they are ever partners.
+    spark.createDataFrame(
+        docs.filter(lambda r: "id" in r).map(
+            lambda r: (r["id"], r["words"], r["source_rank"], r["size"]["len"], r["size"]["sampled"], r["size"]["exact"], r["compared"])
+        ),
+        "id string, words long, source_rank int, len long, sampled long, exact boolean, compared boolean",
+    ).write.mode(how).parquet(store + "/documents")
+    spark.createDataFrame(
+        postings.map(lambda p: (p[0], p[1][0])), "fp long, id string"
+    ).write.mode(how).parquet(store + "/postings")
+    spark.createDataFrame(texts, "id string, text string").write.mode(how).parquet(store + "/texts")
     lap("write")
     figures = {
+        "mode": conf["mode"],
         "documents": documents,
         "compared": n_compared,
         "postings": n_postings,

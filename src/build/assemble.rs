@@ -11,7 +11,7 @@ use super::{outcome_of, BuildSummary};
 use crate::collection;
 use crate::dedup::distributed::PairRecord;
 use crate::error::{bad_input, Skip, SkipReason};
-use crate::store::{Document, Store, StoredPair};
+use crate::store::{Document, Outcome, Status, Store, StoredPair};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
 use rustc_hash::FxHashMap;
@@ -92,35 +92,19 @@ fn source_paths(topic: &Topic) -> FxHashMap<String, PathBuf> {
         .collect()
 }
 
-/// Writes the collection of `topic` into `out` from the job's `parts`.
-pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<BuildSummary> {
-    let store_path = collection::store_path(out);
-    if store_path.exists() {
-        if !force {
-            let state = Store::open(&store_path)?.meta("build_state")?;
-            if state.as_deref() == Some("complete") {
-                return Err(crate::error::CollectionExists(out.to_path_buf()).into());
-            }
-        }
-        // An assembly that stopped half-way starts over: the job's output is all there.
-        collection::remove_collection_files(out)?;
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    let mut store = Store::open(&store_path)?;
-    let detector = super::detector_of(topic)?;
-    let key = topic.dedup.signature_key(detector.as_ref());
-    store.set_meta("topic", &topic.name)?;
-    store.set_meta("detector", &key)?;
-    store.set_meta("build_state", "in-progress")?;
-    let thresholds = topic.dedup.thresholds();
-    let params = serde_json::json!({
-        "topic": topic.name, "detector": key,
-        "resemblance": thresholds.resemblance, "containment": thresholds.containment,
-        "min_words": topic.filter.min_words, "parts": parts,
-    });
-    let run = store.begin_run("spark-job", &params.to_string())?;
-    store.defer_postings_index()?;
+/// What reading the job's documents stored.
+struct Stored {
+    /// Documents stored.
+    read: usize,
+    /// Inputs skipped that lose input.
+    skipped: usize,
+    /// Ids of the stored documents the dedup stage compares.
+    compared: Vec<String>,
+}
 
+/// Stores the job's documents (in batches, as a build's ingest does) and each source's
+/// skipped lines.
+fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> Result<Stored> {
     let paths = source_paths(topic);
     let mut skips: BTreeMap<String, Vec<Skip>> = BTreeMap::new();
     let mut batch: Vec<(Document, Vec<u64>)> = Vec::with_capacity(BATCH);
@@ -174,7 +158,6 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
         Ok(())
     })?;
     store.insert_documents(run, &batch)?;
-    drop(batch);
     let mut skipped = 0;
     for name in topic.source_names() {
         let mut list = skips.remove(&name).unwrap_or_default();
@@ -182,8 +165,15 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
         skipped += list.iter().filter(|s| s.reason.loses_input()).count();
         store.replace_skipped(&name, &list)?;
     }
+    Ok(Stored {
+        read,
+        skipped,
+        compared,
+    })
+}
 
-    // The pairs in the order a build stores them: by the ids of both documents.
+/// The job's recorded pairs, in the order a build stores them: by the ids of both documents.
+fn read_pairs(parts: &Path) -> Result<Vec<StoredPair>> {
     let mut pairs: Vec<StoredPair> = Vec::new();
     each_line(parts, "pairs", |place, line| {
         let p: PairRecord =
@@ -205,6 +195,12 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
         Ok(())
     })?;
     pairs.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
+    Ok(pairs)
+}
+
+/// The status of every compared newcomer from the keep rule's choices: every one it did not
+/// drop stays, as `build`'s settle decides.
+fn read_choices(parts: &Path, compared: Vec<String>) -> Result<Vec<Outcome>> {
     let mut duplicate_of: FxHashMap<String, String> = FxHashMap::default();
     each_line(parts, "keep", |place, line| {
         let k: KeepLine =
@@ -214,8 +210,7 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
         }
         Ok(())
     })?;
-    // Every compared document the keep rule did not drop stays, as `build`'s settle decides.
-    let outcomes: Vec<_> = compared
+    let outcomes = compared
         .into_iter()
         .map(|id| {
             let dup = duplicate_of.remove(&id);
@@ -224,10 +219,44 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
         .collect();
     if let Some((id, _)) = duplicate_of.into_iter().next() {
         return Err(bad_input(format!(
-            "{}: the keep rule names {id}, which is no compared document",
+            "{}: the keep rule drops {id}, which is no newcomer the job compared",
             parts.join("keep").display()
         )));
     }
+    Ok(outcomes)
+}
+
+/// Writes the collection of `topic` into `out` from the job's `parts`, as `collect build`.
+pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<BuildSummary> {
+    let store_path = collection::store_path(out);
+    if store_path.exists() {
+        if !force {
+            let state = Store::open(&store_path)?.meta("build_state")?;
+            if state.as_deref() == Some("complete") {
+                return Err(crate::error::CollectionExists(out.to_path_buf()).into());
+            }
+        }
+        // An assembly that stopped half-way starts over: the job's output is all there.
+        collection::remove_collection_files(out)?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let mut store = Store::open(&store_path)?;
+    let detector = super::detector_of(topic)?;
+    let key = topic.dedup.signature_key(detector.as_ref());
+    store.set_meta("topic", &topic.name)?;
+    store.set_meta("detector", &key)?;
+    store.set_meta("build_state", "in-progress")?;
+    let thresholds = topic.dedup.thresholds();
+    let params = serde_json::json!({
+        "topic": topic.name, "detector": key,
+        "resemblance": thresholds.resemblance, "containment": thresholds.containment,
+        "min_words": topic.filter.min_words, "parts": parts,
+    });
+    let run = store.begin_run("spark-job", &params.to_string())?;
+    store.defer_postings_index()?;
+    let stored = store_documents(&mut store, run, topic, parts)?;
+    let pairs = read_pairs(parts)?;
+    let outcomes = read_choices(parts, stored.compared)?;
     store.record_dedup(run, &outcomes, &pairs)?;
     store.index_postings()?;
     crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
@@ -237,8 +266,86 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
     Ok(BuildSummary {
         out: out.to_path_buf(),
         resumed: false,
-        read,
-        skipped,
+        read: stored.read,
+        skipped: stored.skipped,
         totals,
     })
+}
+
+/// Grows the collection in `out` with the newcomers of a job run with `--update`, as
+/// `collect update` does: they are stored, then settled in one transaction with the job's
+/// pairs and choices, and the collection directory is brought up to date.
+pub fn assemble_update(topic: &Topic, parts: &Path, out: &Path) -> Result<BuildSummary> {
+    let mut store = open_built(topic, out)?;
+    collection::remember_topic(&store, topic)?;
+    store.set_meta("update_state", "in-progress")?;
+    let params = serde_json::json!({"topic": topic.name, "parts": parts});
+    let run = store.begin_run("spark-job --update", &params.to_string())?;
+    store.index_postings()?;
+    let stored = store_documents(&mut store, run, topic, parts)?;
+    let pairs = read_pairs(parts)?;
+    let outcomes = read_choices(parts, stored.compared)?;
+    store.record_update(&outcomes, &pairs, run)?;
+    crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
+    let totals = collection::sync_collection(&store, out)?;
+    store.set_meta("update_state", "complete")?;
+    store.finish_run(run, "ok")?;
+    Ok(BuildSummary {
+        out: out.to_path_buf(),
+        resumed: false,
+        read: stored.read,
+        skipped: stored.skipped,
+        totals,
+    })
+}
+
+/// The complete collection in `out` an update grows, built with the topic's detector.
+pub fn open_built(topic: &Topic, out: &Path) -> Result<Store> {
+    let store_path = collection::store_path(out);
+    if !store_path.exists() {
+        return Err(bad_input(format!(
+            "{}: no collection here; build it first with `collect spark-job`",
+            out.display()
+        )));
+    }
+    collection::refuse_emptied_store(out)?;
+    let store = Store::open(&store_path)?;
+    if store.meta("build_state")?.as_deref() != Some("complete") {
+        return Err(bad_input(format!(
+            "{}: the build of this collection was interrupted; run it again",
+            out.display()
+        )));
+    }
+    let detector = super::detector_of(topic)?;
+    let key = topic.dedup.signature_key(detector.as_ref());
+    if let Some(stored) = store.meta("detector")? {
+        if stored != key {
+            return Err(bad_input(format!(
+                "{}: the collection was built with detector {stored}, the topic now asks for {key}",
+                store_path.display()
+            )));
+        }
+    }
+    Ok(store)
+}
+
+/// Writes `id<TAB>kept|out` for every settled document of the store: how each stands when
+/// an update's keep rule meets it (a stored kept text stays; any other never drops a newcomer).
+pub fn write_standing(store: &Store, path: &Path) -> Result<usize> {
+    let mut text = String::new();
+    let mut n = 0;
+    for m in store.document_metas()? {
+        let standing = match m.status {
+            Status::Kept => "kept",
+            Status::Pending => continue,
+            _ => "out",
+        };
+        text.push_str(&m.id);
+        text.push('\t');
+        text.push_str(standing);
+        text.push('\n');
+        n += 1;
+    }
+    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(n)
 }

@@ -37,6 +37,9 @@ pub struct SparkOptions {
     pub print_command: bool,
     /// Only assemble the collection from a job already run.
     pub assemble_only: bool,
+    /// Grow the collection with the newcomers (new-vs-store against the Parquet signatures
+    /// an earlier run left in the work directory), as `collect update`.
+    pub update: bool,
     /// `spark-submit` to run.
     pub spark_submit: PathBuf,
 }
@@ -136,7 +139,7 @@ pub fn run(topic: &Topic, topic_file: &Path, opts: &SparkOptions) -> Result<Opti
         work.join("collect_job.py").display().to_string(),
         work.join("job.json").display().to_string(),
     ];
-    let assemble_line = vec![
+    let mut assemble_line = vec![
         binary.display().to_string(),
         "spark-job".into(),
         topic_abs.display().to_string(),
@@ -146,8 +149,24 @@ pub fn run(topic: &Topic, topic_file: &Path, opts: &SparkOptions) -> Result<Opti
         work.display().to_string(),
         "--assemble-only".into(),
     ];
+    let store = work.join("store");
+    let standing = work.join("standing.tsv");
+    if opts.update {
+        assemble_line.push("--update".into());
+    }
     if !opts.assemble_only {
-        if !opts.force && crate::collection::store_path(&opts.out).exists() {
+        if opts.update {
+            let built = super::assemble::open_built(topic, &opts.out)?;
+            if !store.join("documents").is_dir() {
+                return Err(bad_input(format!(
+                    "{}: no signatures of the collection here (a collection `collect spark-job` built keeps them in its work directory; give it with --work)",
+                    store.display()
+                )));
+            }
+            std::fs::create_dir_all(&work)
+                .with_context(|| format!("{}: cannot create", work.display()))?;
+            super::assemble::write_standing(&built, &standing)?;
+        } else if !opts.force && crate::collection::store_path(&opts.out).exists() {
             return Err(crate::error::CollectionExists(opts.out.clone()).into());
         }
         std::fs::create_dir_all(&work)
@@ -159,6 +178,9 @@ pub fn run(topic: &Topic, topic_file: &Path, opts: &SparkOptions) -> Result<Opti
             "sources": sources, "partitions": opts.partitions.max(1),
             "heavy_postings": opts.heavy_postings.max(2),
             "parts": format!("file://{}", parts.display()), "scratch": work,
+            "mode": if opts.update { "update" } else { "build" },
+            "store": format!("file://{}", store.display()),
+            "standing": format!("file://{}", standing.display()),
         });
         std::fs::write(work.join("job.json"), serde_json::to_string_pretty(&conf)?)
             .with_context(|| format!("{}: cannot write", work.display()))?;
@@ -189,8 +211,11 @@ pub fn run(topic: &Topic, topic_file: &Path, opts: &SparkOptions) -> Result<Opti
             );
         }
     }
-    let build =
-        super::assemble::assemble(topic, &parts, &opts.out, opts.force || !opts.assemble_only)?;
+    let build = if opts.update {
+        super::assemble::assemble_update(topic, &parts, &opts.out)?
+    } else {
+        super::assemble::assemble(topic, &parts, &opts.out, opts.force || !opts.assemble_only)?
+    };
     let figures = work.join("figures.json");
     let job = std::fs::read_to_string(&figures)
         .ok()

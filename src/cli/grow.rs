@@ -289,6 +289,10 @@ pub struct SparkJobArgs {
     /// Only make the collection from a job already run (its output in --work).
     #[arg(long)]
     assemble_only: bool,
+    /// Grow the collection in --out with what the sources hold anew, as `collect update`:
+    /// newcomers are compared with the signatures an earlier run left as Parquet in --work.
+    #[arg(long)]
+    update: bool,
     /// The spark-submit program.
     #[arg(long, default_value = "spark-submit")]
     spark_submit: PathBuf,
@@ -320,6 +324,7 @@ pub fn run_spark_job(a: &SparkJobArgs) -> Result<Option<crate::build::spark::Spa
             force: a.force,
             print_command: a.print_command,
             assemble_only: a.assemble_only,
+            update: a.update,
             spark_submit: a.spark_submit.clone(),
         },
     )

@@ -135,6 +135,10 @@ struct ToVerify {
     pair: PairRecord,
     text_a: String,
     text_b: String,
+    /// The engine takes `b` first (an update's newcomer before a stored text): it decides
+    /// which text is the shorter when both have as many words.
+    #[serde(default)]
+    swap: bool,
 }
 
 /// Calls `f` on each non-blank line of `input` parsed as `T`; a line that does not parse is
@@ -246,13 +250,24 @@ pub fn verify(
         let (sa, sb) = (seq(&v.text_a), seq(&v.text_b));
         let mut p = v.pair.pair();
         let both_exact = v.pair.both_exact;
-        verify_pair(&mut p, &sa, &sb, both_exact, &full, &steps.thresholds, grey);
+        if v.swap {
+            swap_sides(&mut p);
+            verify_pair(&mut p, &sb, &sa, both_exact, &full, &steps.thresholds, grey);
+            swap_sides(&mut p);
+        } else {
+            verify_pair(&mut p, &sa, &sb, both_exact, &full, &steps.thresholds, grey);
+        }
         conclude(&mut p, both_exact, steps.detector, &steps.thresholds);
         write_json(
             output,
             &PairRecord::of(v.pair.a, v.pair.b, &p, false, both_exact),
         )
     })
+}
+
+/// Turns a pair's scores to face the other way.
+fn swap_sides(p: &mut Pair) {
+    std::mem::swap(&mut p.scores.cont_a_in_b, &mut p.scores.cont_b_in_a);
 }
 
 /// Reads the boilerplate shingles [`boilerplate`] wrote (one number per line), sorted.

@@ -45,24 +45,53 @@ fn views(root: &Path, out: &str) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-#[test]
-fn a_spark_run_and_a_build_give_the_same_collection() {
-    let Some(submit) = spark_submit() else {
+/// The `spark-submit` to run, or None when this machine has none (CI must).
+fn spark_or_skip() -> Option<String> {
+    let submit = spark_submit();
+    if submit.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI is set but spark-submit does not run: .ci/run must install pyspark and Java 17"
         );
         eprintln!("skipped: no spark-submit (pip install pyspark==3.5.3; apt-get install openjdk-17-jre-headless)");
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+    }
+    submit
+}
+
+/// The 10,000 documents of the fixture, as JSONL.
+fn corpus() -> String {
     let mut jsonl = String::new();
     flate2::read::GzDecoder::new(
         std::fs::File::open(fixture("spark/corpus-heads-10k.jsonl.gz")).unwrap(),
     )
     .read_to_string(&mut jsonl)
     .unwrap();
+    jsonl
+}
+
+/// Asserts that two collections give the same views, naming the first that differs.
+fn assert_same(root: &Path, a: &str, b: &str) -> Vec<(String, Vec<u8>)> {
+    let (x, y) = (views(root, a), views(root, b));
+    assert_eq!(
+        x.len(),
+        y.len(),
+        "the two docs/ folders hold different files"
+    );
+    for ((name, p), (other, q)) in x.iter().zip(&y) {
+        assert_eq!(name, other, "the two docs/ folders hold different files");
+        assert!(p == q, "{name} differs between {a} and {b}");
+    }
+    x
+}
+
+#[test]
+fn a_spark_run_and_a_build_give_the_same_collection() {
+    let Some(submit) = spark_or_skip() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let mut jsonl = corpus();
     // Two bad lines at the end, in another partition than the first: a record that is not
     // JSON, and the first record's id again (a build skips both, naming their lines).
     let first_id = jsonl
@@ -117,16 +146,7 @@ fn a_spark_run_and_a_build_give_the_same_collection() {
         "{summary}"
     );
 
-    let (b, s) = (views(root, "built"), views(root, "spark"));
-    assert_eq!(
-        b.len(),
-        s.len(),
-        "the two docs/ folders hold different files"
-    );
-    for ((name, x), (other, y)) in b.iter().zip(&s) {
-        assert_eq!(name, other, "the two docs/ folders hold different files");
-        assert!(x == y, "{name} differs between the build and the Spark run");
-    }
+    let b = assert_same(root, "built", "spark");
     let manifest = manifest(&root.join("spark"));
     assert_eq!(manifest.len(), 10_000);
     let duplicates = manifest
@@ -227,4 +247,71 @@ fn sources_and_detectors_the_job_cannot_run_are_refused() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn a_spark_update_grows_the_collection_as_collect_update_does() {
+    let Some(submit) = spark_or_skip() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let all = corpus();
+    let lines: Vec<&str> = all.lines().take(3000).collect();
+    write(root, "corpus.jsonl", &(lines[..2000].join("\n") + "\n"));
+    write(
+        root,
+        "topic.yaml",
+        "name: grow\nsources:\n  - {kind: local, path: corpus.jsonl, name: corpus}\nfilter: {min_words: 20}\nrelevance: off\n",
+    );
+    let spark = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "--quiet",
+            "spark-job",
+            "topic.yaml",
+            "--out",
+            "spark",
+            "--master",
+            "local[2]",
+            "--partitions",
+            "2",
+            "--spark-submit",
+            &submit,
+        ];
+        args.extend_from_slice(extra);
+        let o = run(root, &args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(stdout(&o).trim()).unwrap()
+    };
+    // Without the signatures an earlier Spark run left, an update has nothing to compare with.
+    run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "built"]);
+    let o = run(
+        root,
+        &["spark-job", "topic.yaml", "--out", "built", "--update"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no signatures of the collection"),
+        "{}",
+        stderr(&o)
+    );
+
+    spark(&[]);
+    assert_same(root, "built", "spark");
+    // The file grows by a thousand documents, revisions of stored ones among them.
+    write(root, "corpus.jsonl", &(lines.join("\n") + "\n"));
+    run_ok(root, &["--quiet", "update", "built"]);
+    let summary = spark(&["--update"]);
+    assert_eq!(summary["job"]["mode"], "update", "{summary}");
+    assert_eq!(summary["read"], 1000, "{summary}");
+    assert!(
+        summary["job"]["recorded_pairs"].as_u64().unwrap() > 100,
+        "{summary}"
+    );
+    let views = assert_same(root, "built", "spark");
+    assert_eq!(manifest(&root.join("spark")).len(), 3000);
+    let pairs = String::from_utf8_lossy(&views.iter().find(|(n, _)| n == "pairs.tsv").unwrap().1)
+        .to_string();
+    assert!(pairs.matches("\tduplicate\t").count() > 20, "{pairs}");
 }
