@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import zlib
+from urllib.parse import urlparse
 
 # Partitions of every shuffle (set from the job's settings in main): without it, a union adds
 # its inputs' partitions up, and label propagation would multiply them round after round.
@@ -50,10 +51,10 @@ def binary(conf):
     return path
 
 
-def pipe(conf, args, lines):
-    """Runs `collect ARGS` over `lines` (str or bytes, one record each); yields its output
-    lines. Like RDD.pipe, but the arguments may differ per partition, and a failure carries
-    the binary's own message."""
+def pipe(conf, args, lines, raw=False):
+    """Runs `collect ARGS` over `lines` (str or bytes, one record each; with `raw`, bytes
+    written as they are, a whole archive); yields its output lines. Like RDD.pipe, but the
+    arguments may differ per partition, and a failure carries the binary's own message."""
     cmd = [binary(conf), "--quiet"] + args
     proc = subprocess.Popen(
         cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -66,7 +67,8 @@ def pipe(conf, args, lines):
                 if isinstance(line, str):
                     line = line.encode("utf-8")
                 proc.stdin.write(line)
-                proc.stdin.write(b"\n")
+                if not raw:
+                    proc.stdin.write(b"\n")
         except BrokenPipeError:
             pass
         except Exception as e:  # reported after the process ends
@@ -102,6 +104,10 @@ def prepare(sc, conf):
     """Step 1: worker records of every JSONL source, in file order per partition."""
     out = None
     for src in conf["sources"]:
+        if src["kind"] == "warc":
+            recs = prepare_archives(sc, conf, src)
+            out = recs if out is None else out.union(recs)
+            continue
         # Bytes as they are in the file: the worker decides what is not UTF-8, as a build does.
         lines = sc.textFile(src["uri"], minPartitions=conf["partitions"], use_unicode=False)
         counts = lines.mapPartitions(lambda it: [sum(1 for _ in it)]).collect()
@@ -118,11 +124,30 @@ def prepare(sc, conf):
     return out.map(json.loads)
 
 
+def prepare_archives(sc, conf, src):
+    """Step 1 for a warc source: each archive file whole to one `collect worker --archive`
+    (a web archive's records are found by reading it from its start, so a file is the unit)."""
+    files = {urlparse(f["uri"]).path: f for f in src["files"]}
+    if not files:
+        return sc.emptyRDD()
+    args = ["worker"] + topic_args(conf) + ["--source", src["name"], "--text"]
+    archives = sc.binaryFiles(",".join(f["uri"] for f in src["files"]), minPartitions=conf["partitions"])
+
+    def run(it):
+        for uri, content in it:
+            f = files[urlparse(uri).path]
+            yield from pipe(conf, args + ["--archive", f["path"], "--label", f["label"]], [bytes(content)], raw=True)
+
+    return archives.mapPartitions(run)
+
+
 def first_of_each_id(sc, docs):
     """A JSONL id repeated across partitions: the first line keeps it, later ones are skipped
     (the worker checks repeats within its partition; a build within the whole file). Only
     the repeated keys travel to the driver; the records stay where they are."""
-    keyed = docs.filter(lambda r: "id" in r).map(lambda r: ((r["source"], r["record"]), (r["line"], 1)))
+    keyed = docs.filter(lambda r: "id" in r and r["line"] > 0).map(
+        lambda r: ((r["source"], r["record"]), (r["line"], 1))
+    )
     repeated = dict(
         keyed.reduceByKey(lambda x, y: (min(x[0], y[0]), x[1] + y[1]), N)
         .filter(lambda kv: kv[1][1] > 1)
@@ -132,7 +157,7 @@ def first_of_each_id(sc, docs):
     first = sc.broadcast(repeated)
 
     def settle(rec):
-        if "id" not in rec:
+        if "id" not in rec or rec["line"] == 0:
             return rec
         line = first.value.get((rec["source"], rec["record"]))
         if line is None or line == rec["line"]:

@@ -33,6 +33,11 @@ struct SkippedLine {
     skipped: Option<String>,
     #[serde(default)]
     detail: Option<String>,
+    /// A web archive's record: its offset, and the archive.
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    path: Option<PathBuf>,
     /// Set by the job for a record whose id an earlier partition has.
     #[serde(default)]
     duplicate_id: Option<String>,
@@ -131,19 +136,23 @@ fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> 
         }
         let s: SkippedLine =
             serde_json::from_value(v).map_err(|e| bad_input(format!("{place}: {e}")))?;
-        let path = paths.get(&s.source).cloned().ok_or_else(|| {
-            bad_input(format!(
-                "{place}: the topic has no local source `{}`",
-                s.source
-            ))
-        })?;
+        let path = s
+            .path
+            .clone()
+            .or_else(|| paths.get(&s.source).cloned())
+            .ok_or_else(|| {
+                bad_input(format!(
+                    "{place}: the topic has no local source `{}`",
+                    s.source
+                ))
+            })?;
         let skip = match (&s.duplicate_id, &s.skipped) {
             (Some(id), _) => crate::readers::local::duplicate_id_skip(&path, s.line, id),
             (None, Some(reason)) => Skip {
                 path,
-                line: Some(s.line),
+                line: (s.offset.is_none()).then_some(s.line),
                 column: s.column,
-                offset: None,
+                offset: s.offset,
                 reason: SkipReason::parse(reason)
                     .ok_or_else(|| bad_input(format!("{place}: unknown skip reason `{reason}`")))?,
                 detail: s.detail.clone().unwrap_or_default(),
@@ -161,7 +170,7 @@ fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> 
     let mut skipped = 0;
     for name in topic.source_names() {
         let mut list = skips.remove(&name).unwrap_or_default();
-        list.sort_by_key(|s| s.line);
+        list.sort_by(|x, y| (&x.path, x.line, x.offset).cmp(&(&y.path, y.line, y.offset)));
         skipped += list.iter().filter(|s| s.reason.loses_input()).count();
         store.replace_skipped(&name, &list)?;
     }

@@ -369,6 +369,22 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
     Ok(counts)
 }
 
+/// The reader of a `warc` source: its paths resolved, each labelled as the topic spells it.
+pub fn warc_reader(
+    topic: &Topic,
+    name: String,
+    rank: u32,
+    c: &crate::topic::WarcConfig,
+) -> WarcReader {
+    let paths = c
+        .path
+        .paths()
+        .into_iter()
+        .map(|p| (topic.resolve(&p), p.to_string_lossy().replace('\\', "/")))
+        .collect();
+    WarcReader::new(name, rank, paths, c.options())
+}
+
 /// The topic's readers, in priority order: local ones read files, web ones read what
 /// acquisition fetched into `frontier`.
 fn readers_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<dyn Reader>> {
@@ -386,15 +402,7 @@ fn readers_of(topic: &Topic, frontier: &Option<Arc<StoreFrontier>>) -> Vec<Box<d
                     topic.resolve(&c.path),
                     c.options(),
                 ))),
-                (SourceSpec::Warc(c), _) => {
-                    let paths = c
-                        .path
-                        .paths()
-                        .into_iter()
-                        .map(|p| (topic.resolve(&p), p.to_string_lossy().replace('\\', "/")))
-                        .collect();
-                    Some(Box::new(WarcReader::new(name, rank, paths, c.options())))
-                }
+                (SourceSpec::Warc(c), _) => Some(Box::new(warc_reader(topic, name, rank, c))),
                 (_, Some(web)) => {
                     let lang = wiki_language(&web, topic.languages.first().map(String::as_str));
                     Some(Box::new(WebReader::new(

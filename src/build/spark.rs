@@ -77,14 +77,40 @@ fn inputs(topic: &Topic, opts: &SparkOptions) -> Result<Vec<serde_json::Value>> 
                     .with_context(|| format!("{}: cannot resolve", path.display()))?;
                 format!("file://{}", abs.display())
             }
+            (SourceSpec::Warc(c), None) => {
+                let reader = super::ingest::warc_reader(topic, name.clone(), rank as u32, c);
+                let mut refused = Vec::new();
+                let files = reader.archive_files(&mut |n| {
+                    if let crate::readers::Notice::Skipped(s) = n {
+                        refused.push(s.to_string());
+                    }
+                    Ok(())
+                })?;
+                if let Some(first) = refused.first() {
+                    return Err(bad_input(format!(
+                        "source `{name}`: {first}; the Spark job reads only the archives a walk takes (fix or remove the entry, or build with `collect build`)"
+                    )));
+                }
+                let mut listed = Vec::new();
+                for (path, label) in files {
+                    let abs = std::fs::canonicalize(&path)
+                        .with_context(|| format!("{}: cannot resolve", path.display()))?;
+                    listed.push(serde_json::json!({
+                        "uri": format!("file://{}", abs.display()),
+                        "path": path, "label": label,
+                    }));
+                }
+                out.push(serde_json::json!({"name": name, "rank": rank, "kind": "warc", "files": listed}));
+                continue;
+            }
             (other, _) => {
                 return Err(bad_input(format!(
-                    "source `{name}` is a {} source; the Spark job reads JSONL sources only (build the others with `collect build`)",
+                    "source `{name}` is a {} source; the Spark job reads JSONL and warc sources (build the others with `collect build`)",
                     other.kind()
                 )))
             }
         };
-        out.push(serde_json::json!({"name": name, "rank": rank, "uri": uri}));
+        out.push(serde_json::json!({"name": name, "rank": rank, "kind": "jsonl", "uri": uri}));
     }
     if out.is_empty() {
         return Err(bad_input("the topic has no sources".to_string()));

@@ -12,6 +12,7 @@ use super::ingest::Preparer;
 use crate::readers::local::{
     duplicate_id_skip, json_raw_doc, jsonl_records_in, parse_json_record, DEFAULT_MAX_FILE_BYTES,
 };
+use crate::readers::warc::{archive_raw_doc, Event};
 use crate::readers::RawDoc;
 use crate::sign::SigSize;
 use crate::store::{Document, Status};
@@ -44,6 +45,11 @@ enum Out<'a> {
         line: usize,
         #[serde(skip_serializing_if = "Option::is_none")]
         column: Option<usize>,
+        /// Where in an archive (its records have no lines), and the archive.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        offset: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        path: Option<&'a str>,
         source: &'a str,
         skipped: &'a str,
         detail: &'a str,
@@ -168,7 +174,7 @@ fn write_line(output: &mut dyn Write, rec: &Out<'_>) -> Result<()> {
 }
 
 /// The name and rank of the source the records belong to.
-fn source_of(topic: &Topic, wanted: Option<&str>) -> Result<(String, u32)> {
+fn source_of(topic: &Topic, wanted: Option<&str>, archive: bool) -> Result<(String, u32)> {
     let names = topic.source_names();
     let pick =
         topic
@@ -178,6 +184,7 @@ fn source_of(topic: &Topic, wanted: Option<&str>) -> Result<(String, u32)> {
             .enumerate()
             .find(|(_, (spec, name))| match wanted {
                 Some(w) => name.as_str() == w,
+                None if archive => matches!(spec, SourceSpec::Warc(_)),
                 None => matches!(spec, SourceSpec::Local(_)),
             });
     match pick {
@@ -187,6 +194,7 @@ fn source_of(topic: &Topic, wanted: Option<&str>) -> Result<(String, u32)> {
                 "the topic has no source `{w}` (its sources: {})",
                 names.join(", ")
             ),
+            None if archive => "the topic has no warc source; name the source with --source".into(),
             None => "the topic has no local source; name the source with --source".into(),
         })),
     }
@@ -212,6 +220,99 @@ pub fn pair_steps_of(
     Ok((detector, stop))
 }
 
+/// Prepares raw documents in batches and writes their records, and skipped inputs in their
+/// place, in input order.
+struct Emitter<'a> {
+    preparer: Preparer<'a>,
+    detector: &'a dyn crate::sign::Detector,
+    opts: &'a WorkerOptions,
+    source: String,
+    /// (line, record key) and the raw document, waiting for the next batch.
+    batch: Vec<((usize, String), RawDoc)>,
+    /// Documents and skips written.
+    counts: (usize, usize),
+}
+
+impl Emitter<'_> {
+    fn push(
+        &mut self,
+        line: usize,
+        record: String,
+        raw: RawDoc,
+        output: &mut dyn Write,
+    ) -> Result<()> {
+        self.counts.0 += 1;
+        self.batch.push(((line, record), raw));
+        if self.batch.len() >= self.opts.batch {
+            self.flush(output)?;
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, skip: &crate::error::Skip, output: &mut dyn Write) -> Result<()> {
+        // Records leave in input order: what is prepared before this skip goes first.
+        self.flush(output)?;
+        self.counts.1 += 1;
+        let path = skip.offset.map(|_| skip.path.to_string_lossy());
+        let rec = Out::Skipped {
+            line: skip.line.unwrap_or(0),
+            column: skip.column,
+            offset: skip.offset,
+            path: path.as_deref(),
+            source: &self.source,
+            skipped: skip.reason.as_str(),
+            detail: &skip.detail,
+        };
+        write_line(output, &rec)
+    }
+
+    fn flush(&mut self, output: &mut dyn Write) -> Result<()> {
+        let (lines, raw): (Vec<(usize, String)>, Vec<RawDoc>) =
+            std::mem::take(&mut self.batch).into_iter().unzip();
+        for ((line, record), (doc, sig)) in lines.into_iter().zip(self.preparer.prepare(raw)) {
+            let rec = DocRecord {
+                line,
+                record: &record,
+                id: &doc.id,
+                source: &doc.source,
+                source_rank: doc.source_rank,
+                locator: &doc.locator,
+                url: doc.url.as_deref(),
+                title: doc.title.as_deref(),
+                status: doc.status.as_str(),
+                reason: doc.reason.as_deref(),
+                words: doc.words,
+                lang: doc.lang.as_deref(),
+                relevance: doc.relevance,
+                sha256: &doc.sha256,
+                raw_bytes: doc.raw_bytes,
+                date: doc.date.as_deref(),
+                relevance_terms: doc.relevance_terms.as_deref(),
+                format: doc.format.as_deref(),
+                compared: !doc.status.is_filtered_out(),
+                sig: sig.iter().map(|&f| f as i64).collect(),
+                exact: self.detector.is_exact(&sig),
+                size: self.detector.size_of(&sig),
+                text: self.opts.text.then_some(doc.text.as_str()),
+            };
+            write_line(output, &Out::Doc(Box::new(rec)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The detector of a worker, refusing one that cannot sign a document alone.
+fn worker_detector(topic: &Topic) -> Result<Box<dyn crate::sign::Detector>> {
+    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
+    if detector.needs_stats() {
+        return Err(crate::error::bad_input(format!(
+            "detector {} weighs words by the whole collection, so it cannot sign one document at a time; use a per-document detector (modm, minn, …) for a distributed run",
+            topic.dedup.signature_key(detector.as_ref())
+        )));
+    }
+    Ok(detector)
+}
+
 /// Reads JSONL records from `input` and writes one line per document (or skipped line) to
 /// `output`, in input order. Returns (documents, skipped lines).
 pub fn run(
@@ -220,58 +321,22 @@ pub fn run(
     input: impl BufRead,
     output: &mut dyn Write,
 ) -> Result<(usize, usize)> {
-    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
-    if detector.needs_stats() {
-        return Err(crate::error::bad_input(format!(
-            "detector {} weighs words by the whole collection, so it cannot sign one document at a time; use a per-document detector (modm, minn, …) for a distributed run",
-            topic.dedup.signature_key(detector.as_ref())
-        )));
-    }
+    let detector = worker_detector(topic)?;
     let stop = topic
         .dedup
         .canon_words(&topic.languages)
         .map_err(anyhow::Error::msg)?;
-    let preparer = Preparer::of(topic, &stop, detector.as_ref());
-    let (source, rank) = source_of(topic, opts.source.as_deref())?;
+    let (source, rank) = source_of(topic, opts.source.as_deref(), false)?;
+    let mut e = Emitter {
+        preparer: Preparer::of(topic, &stop, detector.as_ref()),
+        detector: detector.as_ref(),
+        opts,
+        source: source.clone(),
+        batch: Vec::new(),
+        counts: (0, 0),
+    };
     let label = Path::new("stdin");
     let mut seen = std::collections::HashSet::new();
-    let mut batch: Vec<((usize, String), RawDoc)> = Vec::new();
-    let mut counts = (0usize, 0usize);
-    let flush =
-        |batch: &mut Vec<((usize, String), RawDoc)>, output: &mut dyn Write| -> Result<()> {
-            let (lines, raw): (Vec<(usize, String)>, Vec<RawDoc>) =
-                std::mem::take(batch).into_iter().unzip();
-            for ((line, record), (doc, sig)) in lines.into_iter().zip(preparer.prepare(raw)) {
-                let exact = detector.is_exact(&sig);
-                let rec = DocRecord {
-                    line,
-                    record: &record,
-                    id: &doc.id,
-                    source: &doc.source,
-                    source_rank: doc.source_rank,
-                    locator: &doc.locator,
-                    url: doc.url.as_deref(),
-                    title: doc.title.as_deref(),
-                    status: doc.status.as_str(),
-                    reason: doc.reason.as_deref(),
-                    words: doc.words,
-                    lang: doc.lang.as_deref(),
-                    relevance: doc.relevance,
-                    sha256: &doc.sha256,
-                    raw_bytes: doc.raw_bytes,
-                    date: doc.date.as_deref(),
-                    relevance_terms: doc.relevance_terms.as_deref(),
-                    format: doc.format.as_deref(),
-                    compared: !doc.status.is_filtered_out(),
-                    sig: sig.iter().map(|&f| f as i64).collect(),
-                    exact,
-                    size: detector.size_of(&sig),
-                    text: opts.text.then_some(doc.text.as_str()),
-                };
-                write_line(output, &Out::Doc(Box::new(rec)))?;
-            }
-            Ok(())
-        };
     jsonl_records_in(
         input,
         label,
@@ -282,49 +347,78 @@ pub fn run(
             let parsed = line.and_then(|l| parse_json_record(label, line_no, l).map(|d| (d, l)));
             let (doc, line) = match parsed {
                 Ok(d) => d,
-                Err(skip) => {
-                    // Records leave in input order: what is prepared before this line goes first.
-                    flush(&mut batch, output)?;
-                    counts.1 += 1;
-                    let rec = Out::Skipped {
-                        line: line_no,
-                        column: skip.column,
-                        source: &source,
-                        skipped: skip.reason.as_str(),
-                        detail: &skip.detail,
-                    };
-                    return write_line(output, &rec);
-                }
+                Err(skip) => return e.skip(&skip, output),
             };
             let id = doc.id.clone().into_string();
             if !seen.insert(id.clone()) {
-                flush(&mut batch, output)?;
-                counts.1 += 1;
-                let skip = duplicate_id_skip(label, line_no, &id);
-                let rec = Out::Skipped {
-                    line: line_no,
-                    column: None,
-                    source: &source,
-                    skipped: skip.reason.as_str(),
-                    detail: &skip.detail,
-                };
-                return write_line(output, &rec);
+                return e.skip(&duplicate_id_skip(label, line_no, &id), output);
             }
-            counts.0 += 1;
-            batch.push((
-                (line_no, id.clone()),
-                json_raw_doc(&source, rank, &id, doc, line),
-            ));
-            if batch.len() >= opts.batch {
-                flush(&mut batch, output)?;
-            }
-            Ok(())
+            let raw = json_raw_doc(&source, rank, &id, doc, line);
+            e.push(line_no, id, raw, output)
         },
     )
     .context("reading JSONL records on stdin")?;
-    flush(&mut batch, output)?;
+    e.flush(output)?;
     output.flush()?;
-    Ok(counts)
+    Ok(e.counts)
+}
+
+/// Reads one web archive (WARC or WET, plain or gzipped) from `input` and writes one line per
+/// document (or skipped record) to `output`: the documents the topic's warc source gives for
+/// the archive at `path`, whose locators start with `label` (as `collect build` labels it).
+pub fn run_archive(
+    topic: &Topic,
+    opts: &WorkerOptions,
+    path: &Path,
+    label: &str,
+    mut input: impl std::io::Read,
+    output: &mut dyn Write,
+) -> Result<(usize, usize)> {
+    let detector = worker_detector(topic)?;
+    let stop = topic
+        .dedup
+        .canon_words(&topic.languages)
+        .map_err(anyhow::Error::msg)?;
+    let (source, rank) = source_of(topic, opts.source.as_deref(), true)?;
+    let max_record_bytes = match topic.sources.get(rank as usize) {
+        Some(SourceSpec::Warc(c)) => c.options().max_record_bytes,
+        _ => {
+            return Err(crate::error::bad_input(format!(
+                "source `{source}` is not a warc source; --archive reads web archives"
+            )))
+        }
+    };
+    // The reader seeks back after a bad record, so the archive is held whole; a distributed
+    // run hands over one archive file at a time, which it holds whole already.
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{}: cannot read the archive on stdin", path.display()))?;
+    let mut e = Emitter {
+        preparer: Preparer::of(topic, &stop, detector.as_ref()),
+        detector: detector.as_ref(),
+        opts,
+        source: source.clone(),
+        batch: Vec::new(),
+        counts: (0, 0),
+    };
+    crate::readers::warc::read_archive_from(
+        std::io::Cursor::new(bytes),
+        path,
+        max_record_bytes,
+        &mut |ev| match ev {
+            Event::Doc(d) => {
+                let raw = archive_raw_doc(d, &source, rank, label, &mut |_| Ok(()))?;
+                let key = raw.locator.clone();
+                e.push(0, key, raw, output)
+            }
+            Event::Skipped(s) => e.skip(&s, output),
+            Event::Passed(_) => Ok(()),
+        },
+    )?;
+    e.flush(output)?;
+    output.flush()?;
+    Ok(e.counts)
 }
 
 /// One component of the duplicate graph, as `collect keep` reads it (a JSON line).

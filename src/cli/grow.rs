@@ -187,6 +187,13 @@ pub struct WorkerArgs {
     /// counted shingles are `boilerplate`, `verify` pairs on their texts.
     #[arg(long, value_enum, default_value_t = WorkerStage::Prepare)]
     stage: WorkerStage,
+    /// Read one web archive (WARC/WET, plain or gzipped) on stdin instead of JSONL records:
+    /// the archive's path as a build names it (in skips)…
+    #[arg(long, requires = "label")]
+    archive: Option<PathBuf>,
+    /// …and the label its documents' locators start with (the path as the topic spells it).
+    #[arg(long, requires = "archive")]
+    label: Option<String>,
     /// `verify`: the file of boilerplate shingles the `boilerplate` step wrote.
     #[arg(long, required_if_eq("stage", "verify"))]
     boilerplate: Option<PathBuf>,
@@ -238,17 +245,18 @@ pub fn run_worker(a: &WorkerArgs, quiet: bool) -> Result<()> {
         }
         return Ok(());
     }
-    let (docs, skipped) = crate::build::worker::run(
-        &topic,
-        &crate::build::worker::WorkerOptions {
-            source: a.source.clone(),
-            text: a.text,
-            batch: a.batch.max(1),
-            first_line: a.first_line,
-        },
-        stdin.lock(),
-        &mut out,
-    )?;
+    let opts = crate::build::worker::WorkerOptions {
+        source: a.source.clone(),
+        text: a.text,
+        batch: a.batch.max(1),
+        first_line: a.first_line,
+    };
+    let (docs, skipped) = match (&a.archive, &a.label) {
+        (Some(path), Some(label)) => {
+            crate::build::worker::run_archive(&topic, &opts, path, label, stdin.lock(), &mut out)?
+        }
+        _ => crate::build::worker::run(&topic, &opts, stdin.lock(), &mut out)?,
+    };
     if !quiet {
         eprintln!("worker: {docs} documents prepared, {skipped} lines skipped");
     }

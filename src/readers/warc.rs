@@ -141,6 +141,19 @@ impl WarcReader {
         }
     }
 
+    /// Every archive file of the source with its label (the base of its documents' locators),
+    /// as `collect` reads them; what the walk refuses goes to `notice`.
+    pub fn archive_files(
+        &self,
+        notice: &mut dyn FnMut(Notice) -> Result<()>,
+    ) -> Result<Vec<(PathBuf, String)>> {
+        let mut out = Vec::new();
+        for (path, label) in &self.paths {
+            out.extend(self.files_of(path, label, notice)?);
+        }
+        Ok(out)
+    }
+
     /// What the last `collect` read, by outcome.
     pub fn counts(&self) -> WarcCounts {
         self.counts.get()
@@ -220,35 +233,7 @@ impl Reader for WarcReader {
                 read_archive(&file, self.opts.max_record_bytes, &mut |ev| match ev {
                     Event::Doc(d) => {
                         counts.documents += 1;
-                        let locator = match d.index {
-                            0 => format!("{label}@{}", d.offset),
-                            k => format!("{label}@{}#{k}", d.offset),
-                        };
-                        let (body, document, defect) = match d.document {
-                            Some((format, bytes)) => {
-                                let (body, defect, warning) =
-                                    document_body(format, &bytes, &locator);
-                                if let Some(w) = warning {
-                                    notice(Notice::Warning(w))?;
-                                }
-                                (body, Some(format), defect)
-                            }
-                            None => (d.body, None, None),
-                        };
-                        sink(RawDoc {
-                            source: self.name.clone(),
-                            source_rank: self.rank,
-                            locator,
-                            url: d.url,
-                            title: None,
-                            body,
-                            payload: d.payload,
-                            lang: None,
-                            raw_bytes: d.raw_bytes,
-                            date: d.date,
-                            document,
-                            defect,
-                        })
+                        sink(archive_raw_doc(d, &self.name, self.rank, &label, notice)?)
                     }
                     Event::Skipped(s) => {
                         counts.skipped += 1;
@@ -274,6 +259,45 @@ impl Reader for WarcReader {
         self.counts.set(counts);
         Ok(())
     }
+}
+
+/// The document a record of the archive labelled `label` gives, as the source `name` of rank
+/// `rank` delivers it (its locator: the label and the record's offset).
+pub fn archive_raw_doc(
+    d: ArchiveDoc,
+    name: &str,
+    rank: u32,
+    label: &str,
+    notice: &mut dyn FnMut(Notice) -> Result<()>,
+) -> Result<RawDoc> {
+    let locator = match d.index {
+        0 => format!("{label}@{}", d.offset),
+        k => format!("{label}@{}#{k}", d.offset),
+    };
+    let (body, document, defect) = match d.document {
+        Some((format, bytes)) => {
+            let (body, defect, warning) = document_body(format, &bytes, &locator);
+            if let Some(w) = warning {
+                notice(Notice::Warning(w))?;
+            }
+            (body, Some(format), defect)
+        }
+        None => (d.body, None, None),
+    };
+    Ok(RawDoc {
+        source: name.to_string(),
+        source_rank: rank,
+        locator,
+        url: d.url,
+        title: None,
+        body,
+        payload: d.payload,
+        lang: None,
+        raw_bytes: d.raw_bytes,
+        date: d.date,
+        document,
+        defect,
+    })
 }
 
 /// A `BufRead` that knows how many bytes were consumed from it: the offsets of records.
@@ -399,10 +423,23 @@ pub fn read_archive(
         Ok((f, _)) => f,
         Err(s) => return event(Event::Skipped(s)),
     };
-    let mut src = Counted {
-        inner: BufReader::with_capacity(256 << 10, file),
-        pos: 0,
-    };
+    read_archive_from(
+        BufReader::with_capacity(256 << 10, file),
+        path,
+        max_record_bytes,
+        event,
+    )
+}
+
+/// [`read_archive`] over an archive's bytes from any seekable reader (a distributed run's
+/// worker gets the archive on stdin); `path` names it in skips.
+pub fn read_archive_from(
+    inner: impl BufRead + Seek,
+    path: &Path,
+    max_record_bytes: u64,
+    event: &mut dyn FnMut(Event) -> Result<()>,
+) -> Result<()> {
+    let mut src = Counted { inner, pos: 0 };
     let gz = match src.fill_buf() {
         Ok(b) => b.starts_with(&[0x1f, 0x8b]),
         Err(e) => {

@@ -234,7 +234,7 @@ fn sources_and_detectors_the_job_cannot_run_are_refused() {
     );
     let o = run(root, &["spark-job", "web.yaml", "--print-command"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("JSONL sources only"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("reads JSONL and warc sources"), "{}", stderr(&o));
     write(
         root,
         "minn.yaml",
@@ -314,4 +314,70 @@ fn a_spark_update_grows_the_collection_as_collect_update_does() {
     let pairs = String::from_utf8_lossy(&views.iter().find(|(n, _)| n == "pairs.tsv").unwrap().1)
         .to_string();
     assert!(pairs.matches("\tduplicate\t").count() > 20, "{pairs}");
+}
+
+#[test]
+fn web_archives_go_through_spark_as_through_a_build() {
+    let Some(submit) = spark_or_skip() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // The archive fixtures, corrupt ones among them (a bad header, garbage between gzip
+    // members, a truncated member, a wrong Content-Length), beside a JSONL source.
+    let copy = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.path().is_file() && e.file_name() != "SOURCE.md" {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    };
+    copy(&fixture("warc"), &root.join("arch"));
+    copy(&fixture("warc/corrupt"), &root.join("arch/corrupt"));
+    let lines: String = corpus()
+        .lines()
+        .take(300)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    write(root, "corpus.jsonl", &lines);
+    write(
+        root,
+        "topic.yaml",
+        "name: arch\nsources:\n  - {kind: warc, path: arch}\n  - {kind: local, path: corpus.jsonl, name: corpus}\nfilter: {min_words: 0}\nrelevance: off\n",
+    );
+    let built = run(root, &["--quiet", "build", "topic.yaml", "--out", "built"]);
+    assert_eq!(built.status.code(), Some(3), "{}", stderr(&built));
+    let spark = run(
+        root,
+        &[
+            "--quiet",
+            "spark-job",
+            "topic.yaml",
+            "--out",
+            "spark",
+            "--master",
+            "local[2]",
+            "--partitions",
+            "2",
+            "--spark-submit",
+            &submit,
+        ],
+    );
+    assert_eq!(spark.status.code(), Some(3), "{}", stderr(&spark));
+    let views = assert_same(root, "built", "spark");
+    let skipped = |out: &str| stdout(&run_ok(root, &["stats", out, "--skipped"]));
+    assert_eq!(skipped("built"), skipped("spark"));
+    assert_eq!(
+        skipped("spark").matches("bad-record").count(),
+        4,
+        "{}",
+        skipped("spark")
+    );
+    let manifest = String::from_utf8_lossy(&views[0].1).to_string();
+    assert!(
+        manifest.contains("arch/pages.warc.gz@"),
+        "archive documents are in the manifest"
+    );
 }
