@@ -107,6 +107,18 @@ struct Stored {
     compared: Vec<String>,
 }
 
+impl Stored {
+    fn summary(&self, out: &Path, totals: collection::Counts) -> BuildSummary {
+        BuildSummary {
+            out: out.to_path_buf(),
+            resumed: false,
+            read: self.read,
+            skipped: self.skipped,
+            totals,
+        }
+    }
+}
+
 /// Stores the job's documents (in batches, as a build's ingest does) and each source's
 /// skipped lines.
 fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> Result<Stored> {
@@ -263,22 +275,16 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
     });
     let run = store.begin_run("spark-job", &params.to_string())?;
     store.defer_postings_index()?;
-    let stored = store_documents(&mut store, run, topic, parts)?;
+    let mut stored = store_documents(&mut store, run, topic, parts)?;
     let pairs = read_pairs(parts)?;
-    let outcomes = read_choices(parts, stored.compared)?;
+    let outcomes = read_choices(parts, std::mem::take(&mut stored.compared))?;
     store.record_dedup(run, &outcomes, &pairs)?;
     store.index_postings()?;
     crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::write_collection(&store, topic, out)?;
     store.set_meta("build_state", "complete")?;
     store.finish_run(run, "ok")?;
-    Ok(BuildSummary {
-        out: out.to_path_buf(),
-        resumed: false,
-        read: stored.read,
-        skipped: stored.skipped,
-        totals,
-    })
+    Ok(stored.summary(out, totals))
 }
 
 /// Grows the collection in `out` with the newcomers of a job run with `--update`, as
@@ -291,21 +297,15 @@ pub fn assemble_update(topic: &Topic, parts: &Path, out: &Path) -> Result<BuildS
     let params = serde_json::json!({"topic": topic.name, "parts": parts});
     let run = store.begin_run("spark-job --update", &params.to_string())?;
     store.index_postings()?;
-    let stored = store_documents(&mut store, run, topic, parts)?;
+    let mut stored = store_documents(&mut store, run, topic, parts)?;
     let pairs = read_pairs(parts)?;
-    let outcomes = read_choices(parts, stored.compared)?;
+    let outcomes = read_choices(parts, std::mem::take(&mut stored.compared))?;
     store.record_update(&outcomes, &pairs, run)?;
     crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::sync_collection(&store, out)?;
     store.set_meta("update_state", "complete")?;
     store.finish_run(run, "ok")?;
-    Ok(BuildSummary {
-        out: out.to_path_buf(),
-        resumed: false,
-        read: stored.read,
-        skipped: stored.skipped,
-        totals,
-    })
+    Ok(stored.summary(out, totals))
 }
 
 /// The complete collection in `out` an update grows, built with the topic's detector.

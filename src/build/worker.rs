@@ -206,10 +206,25 @@ fn source_of(topic: &Topic, wanted: Option<&str>, archive: bool) -> Result<(Stri
 pub fn pair_steps_of(
     topic: &Topic,
 ) -> Result<(Box<dyn crate::sign::Detector>, crate::canon::StopWords)> {
-    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
-    if detector.size_of(&[]).is_none() || detector.needs_stats() {
+    let (detector, stop) = worker_context(topic)?;
+    if detector.size_of(&[]).is_none() {
         return Err(crate::error::bad_input(format!(
             "detector {} reads whole signatures to judge a pair; a distributed run judges pairs from signature sizes, which modm (the default) and full allow",
+            topic.dedup.signature_key(detector.as_ref())
+        )));
+    }
+    Ok((detector, stop))
+}
+
+/// The detector and canonical words of a worker, refusing a detector that cannot sign a
+/// document alone.
+fn worker_context(
+    topic: &Topic,
+) -> Result<(Box<dyn crate::sign::Detector>, crate::canon::StopWords)> {
+    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
+    if detector.needs_stats() {
+        return Err(crate::error::bad_input(format!(
+            "detector {} weighs words by the whole collection, so it cannot sign one document at a time; use a per-document detector (modm, minn, …) for a distributed run",
             topic.dedup.signature_key(detector.as_ref())
         )));
     }
@@ -301,18 +316,6 @@ impl Emitter<'_> {
     }
 }
 
-/// The detector of a worker, refusing one that cannot sign a document alone.
-fn worker_detector(topic: &Topic) -> Result<Box<dyn crate::sign::Detector>> {
-    let detector = crate::sign::build_detector(&topic.dedup).map_err(anyhow::Error::msg)?;
-    if detector.needs_stats() {
-        return Err(crate::error::bad_input(format!(
-            "detector {} weighs words by the whole collection, so it cannot sign one document at a time; use a per-document detector (modm, minn, …) for a distributed run",
-            topic.dedup.signature_key(detector.as_ref())
-        )));
-    }
-    Ok(detector)
-}
-
 /// Reads JSONL records from `input` and writes one line per document (or skipped line) to
 /// `output`, in input order. Returns (documents, skipped lines).
 pub fn run(
@@ -321,11 +324,7 @@ pub fn run(
     input: impl BufRead,
     output: &mut dyn Write,
 ) -> Result<(usize, usize)> {
-    let detector = worker_detector(topic)?;
-    let stop = topic
-        .dedup
-        .canon_words(&topic.languages)
-        .map_err(anyhow::Error::msg)?;
+    let (detector, stop) = worker_context(topic)?;
     let (source, rank) = source_of(topic, opts.source.as_deref(), false)?;
     let mut e = Emitter {
         preparer: Preparer::of(topic, &stop, detector.as_ref()),
@@ -374,11 +373,7 @@ pub fn run_archive(
     mut input: impl std::io::Read,
     output: &mut dyn Write,
 ) -> Result<(usize, usize)> {
-    let detector = worker_detector(topic)?;
-    let stop = topic
-        .dedup
-        .canon_words(&topic.languages)
-        .map_err(anyhow::Error::msg)?;
+    let (detector, stop) = worker_context(topic)?;
     let (source, rank) = source_of(topic, opts.source.as_deref(), true)?;
     let max_record_bytes = match topic.sources.get(rank as usize) {
         Some(SourceSpec::Warc(c)) => c.options().max_record_bytes,

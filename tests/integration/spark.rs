@@ -58,6 +58,30 @@ fn spark_or_skip() -> Option<String> {
     submit
 }
 
+/// Runs `collect spark-job topic.yaml --out OUT` on `local[2]` with `partitions` and `extra`.
+fn spark_job(
+    root: &Path,
+    submit: &str,
+    out: &str,
+    partitions: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "spark-job",
+        "topic.yaml",
+        "--out",
+        out,
+        "--master",
+        "local[2]",
+        "--partitions",
+        partitions,
+        "--spark-submit",
+        submit,
+    ];
+    args.extend_from_slice(extra);
+    run(root, &args)
+}
+
 /// The 10,000 documents of the fixture, as JSONL.
 fn corpus() -> String {
     let mut jsonl = String::new();
@@ -113,25 +137,14 @@ fn a_spark_run_and_a_build_give_the_same_collection() {
     );
     let built = run(root, &["--quiet", "build", "topic.yaml", "--out", "built"]);
     assert_eq!(built.status.code(), Some(3), "{}", stderr(&built));
-    let spark = run(
+    // A low --heavy-postings, so that fingerprints of templated stubs take the blocked path:
+    // its pairs must count exactly as the others.
+    let spark = spark_job(
         root,
-        &[
-            "--json",
-            "spark-job",
-            "topic.yaml",
-            "--out",
-            "spark",
-            "--master",
-            "local[2]",
-            "--partitions",
-            "4",
-            // Low, so that fingerprints of templated stubs take the blocked path: its pairs
-            // must count exactly as the others.
-            "--heavy-postings",
-            "12",
-            "--spark-submit",
-            &submit,
-        ],
+        &submit,
+        "spark",
+        "4",
+        &["--json", "--heavy-postings", "12"],
     );
     assert_eq!(spark.status.code(), Some(3), "{}", stderr(&spark));
     let summary: serde_json::Value = serde_json::from_str(stdout(&spark).trim()).unwrap();
@@ -234,7 +247,11 @@ fn sources_and_detectors_the_job_cannot_run_are_refused() {
     );
     let o = run(root, &["spark-job", "web.yaml", "--print-command"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("reads JSONL and warc sources"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("reads JSONL and warc sources"),
+        "{}",
+        stderr(&o)
+    );
     write(
         root,
         "minn.yaml",
@@ -265,22 +282,9 @@ fn a_spark_update_grows_the_collection_as_collect_update_does() {
         "name: grow\nsources:\n  - {kind: local, path: corpus.jsonl, name: corpus}\nfilter: {min_words: 20}\nrelevance: off\n",
     );
     let spark = |extra: &[&str]| {
-        let mut args = vec![
-            "--json",
-            "--quiet",
-            "spark-job",
-            "topic.yaml",
-            "--out",
-            "spark",
-            "--master",
-            "local[2]",
-            "--partitions",
-            "2",
-            "--spark-submit",
-            &submit,
-        ];
+        let mut args = vec!["--json", "--quiet"];
         args.extend_from_slice(extra);
-        let o = run(root, &args);
+        let o = spark_job(root, &submit, "spark", "2", &args);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         serde_json::from_str::<serde_json::Value>(stdout(&o).trim()).unwrap()
     };
@@ -349,22 +353,7 @@ fn web_archives_go_through_spark_as_through_a_build() {
     );
     let built = run(root, &["--quiet", "build", "topic.yaml", "--out", "built"]);
     assert_eq!(built.status.code(), Some(3), "{}", stderr(&built));
-    let spark = run(
-        root,
-        &[
-            "--quiet",
-            "spark-job",
-            "topic.yaml",
-            "--out",
-            "spark",
-            "--master",
-            "local[2]",
-            "--partitions",
-            "2",
-            "--spark-submit",
-            &submit,
-        ],
-    );
+    let spark = spark_job(root, &submit, "spark", "2", &["--quiet"]);
     assert_eq!(spark.status.code(), Some(3), "{}", stderr(&spark));
     let views = assert_same(root, "built", "spark");
     let skipped = |out: &str| stdout(&run_ok(root, &["stats", out, "--skipped"]));
