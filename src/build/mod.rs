@@ -235,23 +235,22 @@ fn pairs_among(
             .collect()
     };
     let detector: &dyn Detector = detector.as_ref();
-    let pairs = dedup::find_pairs(
-        &sigs,
-        sigs.len(),
+    let engine = dedup::Engine {
         detector,
-        &settings.thresholds(),
-        &settings.grey_zone(),
-        &mut |need| {
-            Ok(need
-                .par_iter()
-                .map_init(
-                    || Canonicalizer::new(stop),
-                    |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
-                )
-                .collect())
-        },
-    )?;
-    Ok(pairs)
+        thresholds: &settings.thresholds(),
+        grey: &settings.grey_zone(),
+        wanted: dedup::Wanted::Flagged,
+    };
+    let found = engine.find(&sigs, sigs.len(), &mut |need| {
+        Ok(need
+            .par_iter()
+            .map_init(
+                || Canonicalizer::new(stop),
+                |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
+            )
+            .collect())
+    })?;
+    Ok(found.pairs)
 }
 
 /// What the keep rule reads of a document.

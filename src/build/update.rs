@@ -234,32 +234,31 @@ fn settle_pending(
     }
     let n_new = docs.len();
     sigs.extend(partners.iter().map(|p| p.sig.clone()));
-    let pairs = dedup::find_pairs(
-        &sigs,
-        n_new,
+    let engine = dedup::Engine {
         detector,
-        &settings.thresholds(),
-        &settings.grey_zone(),
-        &mut |need| {
-            let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
-            for &i in need {
-                let i_new = i as usize;
-                if i_new < n_new {
-                    texts.push((i, docs[i_new].text.clone()));
-                } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
-                    texts.push((i, t));
-                }
+        thresholds: &settings.thresholds(),
+        grey: &settings.grey_zone(),
+        wanted: dedup::Wanted::Flagged,
+    };
+    let found = engine.find(&sigs, n_new, &mut |need| {
+        let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
+        for &i in need {
+            let i_new = i as usize;
+            if i_new < n_new {
+                texts.push((i, docs[i_new].text.clone()));
+            } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
+                texts.push((i, t));
             }
-            Ok(texts
-                .par_iter()
-                .map_init(
-                    || Canonicalizer::new(stop),
-                    |c, (i, text)| (*i, c.canonicalize(text)),
-                )
-                .collect())
-        },
-    )?;
-    let (outcomes, mut stored) = settle(&candidates, &pairs);
+        }
+        Ok(texts
+            .par_iter()
+            .map_init(
+                || Canonicalizer::new(stop),
+                |c, (i, text)| (*i, c.canonicalize(text)),
+            )
+            .collect())
+    })?;
+    let (outcomes, mut stored) = settle(&candidates, &found.pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
     let duplicates = outcomes
         .iter()

@@ -669,6 +669,7 @@ fn run_dedup(cli: &Cli, a: &DedupArgs) -> Result<()> {
         input: a.input.clone(),
         settings: a.settings(),
         stop_langs: a.stop_langs.clone(),
+        all_pairs: a.all_pairs,
     })?;
     match &a.out {
         Some(path) => {

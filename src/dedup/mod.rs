@@ -61,16 +61,92 @@ pub fn find_pairs(
     grey: &GreyZone,
     full_texts: &mut dyn FnMut(&[u32]) -> Result<FullTexts>,
 ) -> Result<Vec<Pair>> {
-    let shared = detector.candidate_pairs(sigs, queries);
-    let mut pairs = judge_pairs(sigs, &shared, detector, thresholds);
-    drop(shared);
-    let grey = grey_zone_of(detector, grey);
-    let triage = Triage {
+    let engine = Engine {
+        detector,
+        thresholds,
         grey,
-        exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
-        shingle: detector.shingle(),
+        wanted: Wanted::All,
     };
-    let need = docs_to_verify(&pairs, &triage);
+    Ok(engine.find(sigs, queries, full_texts)?.pairs)
+}
+
+/// Which judged pairs the engine hands back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted {
+    /// Every pair sharing an element (`collect dedup --all-pairs`, the workbench).
+    All,
+    /// The pairs not `different` once judged (what a collection records, and `unsure` ones):
+    /// the others are dropped as soon as they are judged, so memory follows the flagged pairs,
+    /// not the candidates (millions on a large corpus).
+    Flagged,
+}
+
+/// The engine's settings for one run.
+pub struct Engine<'a> {
+    /// The detector that signed the documents.
+    pub detector: &'a dyn Detector,
+    /// Its thresholds.
+    pub thresholds: &'a Thresholds,
+    /// The grey zone.
+    pub grey: &'a GreyZone,
+    /// Which pairs come back.
+    pub wanted: Wanted,
+}
+
+/// What the engine found.
+pub struct Found {
+    /// The pairs wanted, sorted by `(a, b)`.
+    pub pairs: Vec<Pair>,
+    /// Pairs sharing at least one element (all judged).
+    pub candidates: usize,
+    /// Pairs re-scored on the full texts.
+    pub verified: usize,
+}
+
+impl Engine<'_> {
+    /// [`find_pairs`] with the pairs `wanted`, and the counts of all pairs judged.
+    pub fn find(
+        &self,
+        sigs: &[Vec<u64>],
+        queries: usize,
+        full_texts: &mut dyn FnMut(&[u32]) -> Result<FullTexts>,
+    ) -> Result<Found> {
+        let (detector, thresholds) = (self.detector, self.thresholds);
+        let grey = grey_zone_of(detector, self.grey);
+        let triage = Triage {
+            grey,
+            exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
+            shingle: detector.shingle(),
+        };
+        let shared = detector.candidate_pairs(sigs, queries);
+        let candidates = shared.len();
+        let all = self.wanted == Wanted::All;
+        let mut pairs = judge_pairs(sigs, &shared, detector, thresholds, &|p| {
+            all || p.verdict != Verdict::Different || triage.needs(p)
+        });
+        drop(shared);
+        let verified = verify_found(&mut pairs, &triage, detector, thresholds, full_texts)?;
+        if self.wanted == Wanted::Flagged {
+            pairs.retain(|p| p.verdict != Verdict::Different);
+        }
+        Ok(Found {
+            pairs,
+            candidates,
+            verified,
+        })
+    }
+}
+
+/// Verifies the pairs that need it and concludes every pair; returns how many were verified.
+fn verify_found(
+    pairs: &mut [Pair],
+    triage: &Triage,
+    detector: &dyn Detector,
+    thresholds: &Thresholds,
+    full_texts: &mut dyn FnMut(&[u32]) -> Result<FullTexts>,
+) -> Result<usize> {
+    let grey = triage.grey;
+    let need = docs_to_verify(pairs, triage);
     if !need.is_empty() {
         let texts = full_texts(&need)?;
         let mut seqs: FxHashMap<u32, ShingleSeq> = texts
@@ -82,19 +158,15 @@ pub fn find_pairs(
             seqs.par_iter_mut()
                 .for_each(|(_, s)| mark_boilerplate(s, &frequent));
         }
-        verify(
-            &mut pairs,
-            &seqs,
-            &full_detector(detector),
-            thresholds,
-            &triage,
-        );
+        verify(pairs, &seqs, &full_detector(detector), thresholds, triage);
     }
-    for p in &mut pairs {
+    let mut verified = 0;
+    for p in pairs.iter_mut() {
         let both_exact = triage.both_exact(p);
         conclude(p, both_exact, detector, thresholds);
+        verified += p.verified as usize;
     }
-    Ok(pairs)
+    Ok(verified)
 }
 
 /// The grey zone `detector`'s pairs have: none for a detector without containment, which
@@ -181,12 +253,13 @@ pub fn full_detector(detector: &dyn Detector) -> Full {
     Full::new(detector.shingle())
 }
 
-/// Scores and verdicts for all pairs sharing an element.
+/// Scores and verdicts for the pairs sharing an element that `keep` keeps once judged.
 fn judge_pairs(
     sigs: &[Vec<u64>],
     shared: &[(u32, u32, u32)],
     detector: &dyn Detector,
     thresholds: &Thresholds,
+    keep: &(dyn Fn(&Pair) -> bool + Sync),
 ) -> Vec<Pair> {
     shared
         .par_iter()
@@ -203,6 +276,7 @@ fn judge_pairs(
                 shared: 0,
             }
         })
+        .filter(|p| keep(p))
         .collect()
 }
 

@@ -2,7 +2,7 @@
 //! read in chunks so that only signatures stay in memory, and read a second time for the few
 //! documents whose full shingle index the small-signature rule needs.
 
-use super::{find_pairs, FullTexts, Pair};
+use super::{Engine, FullTexts, Pair, Wanted};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
@@ -22,6 +22,8 @@ pub struct DedupOptions {
     pub settings: DedupSettings,
     /// Stop-word languages.
     pub stop_langs: Vec<String>,
+    /// Keep every pair sharing an element, `different` ones too (else only the flagged).
+    pub all_pairs: bool,
 }
 
 /// Figures of one dedup run, for `--json`.
@@ -209,12 +211,19 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     })?;
     summary.documents = ids.len();
     let detector = detector.as_ref();
-    let pairs = find_pairs(
+    let engine = Engine {
+        detector,
+        thresholds: &opts.settings.thresholds(),
+        grey: &opts.settings.grey_zone(),
+        wanted: if opts.all_pairs {
+            Wanted::All
+        } else {
+            Wanted::Flagged
+        },
+    };
+    let found = engine.find(
         &sigs,
         sigs.len(),
-        detector,
-        &opts.settings.thresholds(),
-        &opts.settings.grey_zone(),
         // A second pass over the input: texts only for the documents that need them.
         &mut |need| {
             let mut texts = FullTexts::default();
@@ -233,7 +242,9 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
             Ok(texts)
         },
     )?;
-    summary.candidate_pairs = pairs.len();
+    summary.candidate_pairs = found.candidates;
+    summary.verified_pairs = found.verified;
+    let pairs = found.pairs;
     for p in &pairs {
         match p.verdict {
             Verdict::Duplicate => summary.duplicate_pairs += 1,
@@ -242,7 +253,6 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
             Verdict::Weak => summary.weak_pairs += 1,
             Verdict::Different => {}
         }
-        summary.verified_pairs += p.verified as usize;
     }
     Ok(DedupResult {
         ids,
