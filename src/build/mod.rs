@@ -28,6 +28,10 @@ use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Texts canonicalised at a time for the engine's verification: enough to keep both cores
+/// busy, few enough that they never pile up.
+const TEXT_CHUNK: usize = 1024;
+
 /// How `build` runs.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -241,14 +245,19 @@ fn pairs_among(
         grey: &settings.grey_zone(),
         wanted: dedup::Wanted::Flagged,
     };
-    let found = engine.find(&sigs, sigs.len(), &mut |need| {
-        Ok(need
-            .par_iter()
-            .map_init(
-                || Canonicalizer::new(stop),
-                |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
-            )
-            .collect())
+    let found = engine.find(&sigs, sigs.len(), &mut |need, sink| {
+        for chunk in need.chunks(TEXT_CHUNK) {
+            sink(
+                chunk
+                    .par_iter()
+                    .map_init(
+                        || Canonicalizer::new(stop),
+                        |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
+                    )
+                    .collect(),
+            )?;
+        }
+        Ok(())
     })?;
     Ok(found.pairs)
 }

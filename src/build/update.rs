@@ -240,23 +240,28 @@ fn settle_pending(
         grey: &settings.grey_zone(),
         wanted: dedup::Wanted::Flagged,
     };
-    let found = engine.find(&sigs, n_new, &mut |need| {
-        let mut texts: Vec<(u32, String)> = Vec::with_capacity(need.len());
-        for &i in need {
-            let i_new = i as usize;
-            if i_new < n_new {
-                texts.push((i, docs[i_new].text.clone()));
-            } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
-                texts.push((i, t));
+    let found = engine.find(&sigs, n_new, &mut |need, sink| {
+        for chunk in need.chunks(super::TEXT_CHUNK) {
+            let mut texts: Vec<(u32, String)> = Vec::with_capacity(chunk.len());
+            for &i in chunk {
+                let i_new = i as usize;
+                if i_new < n_new {
+                    texts.push((i, docs[i_new].text.clone()));
+                } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
+                    texts.push((i, t));
+                }
             }
+            sink(
+                texts
+                    .par_iter()
+                    .map_init(
+                        || Canonicalizer::new(stop),
+                        |c, (i, text)| (*i, c.canonicalize(text)),
+                    )
+                    .collect(),
+            )?;
         }
-        Ok(texts
-            .par_iter()
-            .map_init(
-                || Canonicalizer::new(stop),
-                |c, (i, text)| (*i, c.canonicalize(text)),
-            )
-            .collect())
+        Ok(())
     })?;
     let (outcomes, mut stored) = settle(&candidates, &found.pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));

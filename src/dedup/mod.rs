@@ -18,7 +18,7 @@ pub use keep::{choose_kept, Candidate, Standing};
 
 use crate::canon::CanonText;
 use crate::sign::{
-    intersection_size, Detector, Full, GreyZone, Scores, ShingleSeq, Thresholds, Verdict,
+    intersection_size, Detector, Full, GreyZone, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
@@ -48,6 +48,12 @@ pub struct Pair {
 /// Canonical texts by document index, for the pairs verified on the full texts.
 pub type FullTexts = FxHashMap<u32, CanonText>;
 
+/// Where the engine gets the canonical texts of the documents to verify: called once with
+/// their sorted indexes, it hands them to the sink in chunks, each turned into shingles before
+/// the next, so the texts never all sit in memory at once.
+pub type TextSource<'a> =
+    dyn FnMut(&[u32], &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>) -> Result<()> + 'a;
+
 /// All judged pairs among `sigs` that involve one of the first `queries` documents.
 ///
 /// `full_texts` is asked once, with the sorted indexes of the documents whose pairs need
@@ -67,7 +73,10 @@ pub fn find_pairs(
         grey,
         wanted: Wanted::All,
     };
-    Ok(engine.find(sigs, queries, full_texts)?.pairs)
+    let mut source = |need: &[u32], sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>| {
+        sink(full_texts(need)?.into_iter().collect())
+    };
+    Ok(engine.find(sigs, queries, &mut source)?.pairs)
 }
 
 /// Which judged pairs the engine hands back.
@@ -109,7 +118,7 @@ impl Engine<'_> {
         &self,
         sigs: &[Vec<u64>],
         queries: usize,
-        full_texts: &mut dyn FnMut(&[u32]) -> Result<FullTexts>,
+        full_texts: &mut TextSource,
     ) -> Result<Found> {
         let (detector, thresholds) = (self.detector, self.thresholds);
         let grey = grey_zone_of(detector, self.grey);
@@ -143,16 +152,20 @@ fn verify_found(
     triage: &Triage,
     detector: &dyn Detector,
     thresholds: &Thresholds,
-    full_texts: &mut dyn FnMut(&[u32]) -> Result<FullTexts>,
+    full_texts: &mut TextSource,
 ) -> Result<usize> {
     let grey = triage.grey;
     let need = docs_to_verify(pairs, triage);
     if !need.is_empty() {
-        let texts = full_texts(&need)?;
-        let mut seqs: FxHashMap<u32, ShingleSeq> = texts
-            .into_par_iter()
-            .map(|(i, t)| (i, ShingleSeq::new(&t, triage.shingle)))
-            .collect();
+        let mut seqs: FxHashMap<u32, ShingleSeq> = FxHashMap::default();
+        full_texts(&need, &mut |chunk| {
+            let part: Vec<(u32, ShingleSeq)> = chunk
+                .into_par_iter()
+                .map(|(i, t)| (i, ShingleSeq::new(&t, triage.shingle)))
+                .collect();
+            seqs.extend(part);
+            Ok(())
+        })?;
         if let Some(g) = grey.filter(|g| g.passage_words > 0) {
             let frequent = frequent_shingles(seqs.values().map(|s| s.set()), g);
             seqs.par_iter_mut()
@@ -284,14 +297,14 @@ fn judge_pairs(
 /// text's shingles without repeats), sorted: mailing-list footers and templated stubs shared by many
 /// documents, which would otherwise pass for copied passages. A distributed run counts the same
 /// statistic across executors and hands the result to [`mark_boilerplate`].
-pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u64]>, grey: &GreyZone) -> Vec<u64> {
+pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZone) -> Vec<u64> {
     // Counting by sorting one flat list beats a hash map of counts at millions of shingles.
-    let mut all: Vec<u64> = sets.flat_map(|s| s.iter().copied()).collect();
+    let mut all: Vec<u32> = sets.flat_map(|s| s.iter().copied()).collect();
     all.par_sort_unstable();
     let mut frequent: Vec<u64> = Vec::new();
     for run in all.chunk_by(|x, y| x == y) {
         if is_boilerplate(run.len(), grey) {
-            frequent.push(run[0]);
+            frequent.push(u64::from(run[0]));
         }
     }
     frequent
@@ -349,7 +362,14 @@ pub fn verify_pair(
     // Two full indexes were scored exactly on their signatures already.
     if !both_exact {
         let (fa, fb) = (sa.set(), sb.set());
-        p.scores = full.scores(fa, fb, intersection_size(fa, fb));
+        let size = |s: &[u32]| SigSize {
+            len: s.len(),
+            sampled: s.len(),
+            exact: true,
+        };
+        p.scores = full
+            .judge_sizes(size(fa), size(fb), intersection_size(fa, fb), thresholds)
+            .0;
     }
     p.verified = true;
     p.verdict = match grey {

@@ -2,7 +2,7 @@
 //! read in chunks so that only signatures stay in memory, and read a second time for the few
 //! documents whose full shingle index the small-signature rule needs.
 
-use super::{Engine, FullTexts, Pair, Wanted};
+use super::{Engine, Pair, Wanted};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::error::bad_input;
 use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
@@ -224,22 +224,21 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let found = engine.find(
         &sigs,
         sigs.len(),
-        // A second pass over the input: texts only for the documents that need them.
-        &mut |need| {
-            let mut texts = FullTexts::default();
+        // A second pass over the input: texts only for the documents that need them, each
+        // chunk handed on as it is read.
+        &mut |need, sink| {
             let wanted = |i: usize| need.binary_search(&(i as u32)).is_ok();
             read_chunks(&opts.input, &wanted, |chunk| {
-                let canons: Vec<(u32, CanonText)> = chunk
-                    .par_iter()
-                    .map_init(
-                        || Canonicalizer::new(&stop),
-                        |c, (i, _, text)| (*i as u32, c.canonicalize(text)),
-                    )
-                    .collect();
-                texts.extend(canons);
-                Ok(())
-            })?;
-            Ok(texts)
+                sink(
+                    chunk
+                        .par_iter()
+                        .map_init(
+                            || Canonicalizer::new(&stop),
+                            |c, (i, _, text)| (*i as u32, c.canonicalize(text)),
+                        )
+                        .collect(),
+                )
+            })
         },
     )?;
     summary.candidate_pairs = found.candidates;

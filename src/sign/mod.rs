@@ -453,7 +453,7 @@ pub fn into_set(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 /// Size of the intersection of two sorted sets.
-pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+pub fn intersection_size<T: Ord>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {

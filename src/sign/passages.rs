@@ -2,7 +2,7 @@
 //! shingle is also in the other text. A pasted passage survives as one long run; a rewording
 //! breaks runs every few words, and two texts on one topic share runs of a few words only.
 
-use super::{for_each_shingle_crc, into_set};
+use super::for_each_shingle_crc;
 use crate::canon::CanonText;
 
 /// A text's shingle fingerprints in text order (for runs) and as a sorted set (for lookups and
@@ -10,7 +10,7 @@ use crate::canon::CanonText;
 #[derive(Debug, Clone, Default)]
 pub struct ShingleSeq {
     order: Vec<u32>,
-    set: Vec<u64>,
+    set: Vec<u32>,
     words: usize,
     /// By position in `order`: whether the shingle is boilerplate ([`ShingleSeq::mark_common`]).
     common: Vec<bool>,
@@ -21,7 +21,9 @@ impl ShingleSeq {
     pub fn new(text: &CanonText, w: usize) -> Self {
         let mut order = Vec::with_capacity(text.len());
         for_each_shingle_crc(text, w, |c| order.push(c));
-        let set = into_set(order.iter().map(|&c| c as u64).collect());
+        let mut set = order.clone();
+        set.sort_unstable();
+        set.dedup();
         ShingleSeq {
             common: vec![false; order.len()],
             order,
@@ -37,8 +39,9 @@ impl ShingleSeq {
         }
     }
 
-    /// The full shingle index: sorted, without repeats (what [`super::Full`] signs).
-    pub fn set(&self) -> &[u64] {
+    /// The full shingle index: sorted, without repeats (what [`super::Full`] signs, its CRC32s
+    /// kept as u32: a verified text holds it beside its sequence, at half the memory).
+    pub fn set(&self) -> &[u32] {
         &self.set
     }
 
@@ -67,7 +70,7 @@ impl ShingleSeq {
             }
         };
         for (i, (c, &common)) in self.order.iter().zip(&self.common).enumerate() {
-            if common || other.set.binary_search(&(*c as u64)).is_err() {
+            if common || other.set.binary_search(c).is_err() {
                 if i > run_start {
                     close(run_start, i, &mut covered_until);
                 }
@@ -119,7 +122,11 @@ mod tests {
     fn a_whole_copy_is_covered_once() {
         let text = words(0..50, "s");
         assert_eq!(seq(&text).copied_share(&seq(&text), 12), 1.0);
-        let set = Full::new(4).sign(&canon(&text));
+        let set: Vec<u32> = Full::new(4)
+            .sign(&canon(&text))
+            .into_iter()
+            .map(|c| u32::try_from(c).unwrap())
+            .collect();
         assert_eq!(seq(&text).set(), set.as_slice());
     }
 }
