@@ -247,15 +247,22 @@ fn read_choices(parts: &Path, compared: Vec<String>) -> Result<Vec<Outcome>> {
     Ok(outcomes)
 }
 
+/// Whether `out` holds a complete collection (a build or an assembly that ran to its end).
+pub fn is_complete(out: &Path) -> Result<bool> {
+    let store_path = collection::store_path(out);
+    if !store_path.exists() {
+        return Ok(false);
+    }
+    let state = Store::open_read_only(&store_path)?.meta("build_state")?;
+    Ok(state.as_deref() == Some("complete"))
+}
+
 /// Writes the collection of `topic` into `out` from the job's `parts`, as `collect build`.
 pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<BuildSummary> {
     let store_path = collection::store_path(out);
     if store_path.exists() {
-        if !force {
-            let state = Store::open(&store_path)?.meta("build_state")?;
-            if state.as_deref() == Some("complete") {
-                return Err(crate::error::CollectionExists(out.to_path_buf()).into());
-            }
+        if !force && is_complete(out)? {
+            return Err(crate::error::CollectionExists(out.to_path_buf()).into());
         }
         // An assembly that stopped half-way starts over: the job's output is all there.
         collection::remove_collection_files(out)?;

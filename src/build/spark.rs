@@ -192,7 +192,9 @@ pub fn run(topic: &Topic, topic_file: &Path, opts: &SparkOptions) -> Result<Opti
             std::fs::create_dir_all(&work)
                 .with_context(|| format!("{}: cannot create", work.display()))?;
             super::assemble::write_standing(&built, &standing)?;
-        } else if !opts.force && crate::collection::store_path(&opts.out).exists() {
+        } else if !opts.force && super::assemble::is_complete(&opts.out)? {
+            // A collection whose assembly was interrupted is made again, as a killed build
+            // resumes; a complete one is only replaced when asked.
             return Err(crate::error::CollectionExists(opts.out.clone()).into());
         }
         std::fs::create_dir_all(&work)

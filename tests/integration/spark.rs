@@ -303,6 +303,33 @@ fn a_spark_update_grows_the_collection_as_collect_update_does() {
 
     spark(&[]);
     assert_same(root, "built", "spark");
+    // A complete collection is not made again unless asked; asked, the job's output gives the
+    // same collection again (what an assembly interrupted half-way does on its rerun).
+    let o = run(
+        root,
+        &[
+            "spark-job",
+            "topic.yaml",
+            "--out",
+            "spark",
+            "--assemble-only",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already holds"), "{}", stderr(&o));
+    run_ok(
+        root,
+        &[
+            "--quiet",
+            "spark-job",
+            "topic.yaml",
+            "--out",
+            "spark",
+            "--assemble-only",
+            "--force",
+        ],
+    );
+    assert_same(root, "built", "spark");
     // The file grows by a thousand documents, revisions of stored ones among them.
     write(root, "corpus.jsonl", &(lines.join("\n") + "\n"));
     run_ok(root, &["--quiet", "update", "built"]);
