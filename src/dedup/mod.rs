@@ -4,9 +4,9 @@
 //! candidate pairs from the signatures ([`Detector::candidate_pairs`]), scores and a verdict
 //! per pair, then the pairs a small signature leaves `unsure` and the pairs of the grey zone
 //! below the thresholds re-scored on the full texts: exact shingle scores, and copied passages
-//! ([`find_pairs`]). Callers differ only in where those texts come from (memory, the store, a
-//! second pass over the input), so that is a callback. Which
-//! copy of a duplicate group stays is [`choose_kept`], for build and update alike.
+//! ([`Engine::find`], or [`find_pairs`] for every pair). Callers differ only in where those
+//! texts come from (memory, the store, a second pass over the input), so that is a callback.
+//! Which copy of a duplicate group stays is [`choose_kept`], for build and update alike.
 
 mod components;
 pub mod distributed;
