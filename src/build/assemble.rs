@@ -347,21 +347,18 @@ pub fn open_built(topic: &Topic, out: &Path) -> Result<Store> {
 
 /// Writes `id<TAB>kept|out` for every settled document of the store: how each stands when
 /// an update's keep rule meets it (a stored kept text stays; any other never drops a newcomer).
-pub fn write_standing(store: &Store, path: &Path) -> Result<usize> {
-    let mut text = String::new();
-    let mut n = 0;
+pub fn write_standing(store: &Store, path: &Path) -> Result<()> {
+    use std::io::Write;
+    let cannot = || format!("{}: cannot write", path.display());
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).with_context(cannot)?);
     for m in store.document_metas()? {
         let standing = match m.status {
             Status::Kept => "kept",
             Status::Pending => continue,
             _ => "out",
         };
-        text.push_str(&m.id);
-        text.push('\t');
-        text.push_str(standing);
-        text.push('\n');
-        n += 1;
+        writeln!(w, "{}\t{standing}", m.id).with_context(cannot)?;
     }
-    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(n)
+    w.flush().with_context(cannot)?;
+    Ok(())
 }

@@ -103,6 +103,11 @@ fn inputs(topic: &Topic, opts: &SparkOptions) -> Result<Vec<serde_json::Value>> 
                 out.push(serde_json::json!({"name": name, "rank": rank, "kind": "warc", "files": listed}));
                 continue;
             }
+            (SourceSpec::Warc(_), Some(_)) => {
+                return Err(bad_input(format!(
+                    "--input {name}=…: a warc source's archives are listed from its path on this machine; --input names JSONL sources only"
+                )))
+            }
             (other, _) => {
                 return Err(bad_input(format!(
                     "source `{name}` is a {} source; the Spark job reads JSONL and warc sources (build the others with `collect build`)",

@@ -248,7 +248,24 @@ struct Emitter<'a> {
     counts: (usize, usize),
 }
 
-impl Emitter<'_> {
+impl<'a> Emitter<'a> {
+    fn new(
+        topic: &'a Topic,
+        detector: &'a dyn crate::sign::Detector,
+        stop: &'a crate::canon::StopWords,
+        opts: &'a WorkerOptions,
+        source: &str,
+    ) -> Self {
+        Emitter {
+            preparer: Preparer::of(topic, stop, detector),
+            detector,
+            opts,
+            source: source.to_string(),
+            batch: Vec::new(),
+            counts: (0, 0),
+        }
+    }
+
     fn push(
         &mut self,
         line: usize,
@@ -326,14 +343,7 @@ pub fn run(
 ) -> Result<(usize, usize)> {
     let (detector, stop) = worker_context(topic)?;
     let (source, rank) = source_of(topic, opts.source.as_deref(), false)?;
-    let mut e = Emitter {
-        preparer: Preparer::of(topic, &stop, detector.as_ref()),
-        detector: detector.as_ref(),
-        opts,
-        source: source.clone(),
-        batch: Vec::new(),
-        counts: (0, 0),
-    };
+    let mut e = Emitter::new(topic, detector.as_ref(), &stop, opts, &source);
     let label = Path::new("stdin");
     let mut seen = std::collections::HashSet::new();
     jsonl_records_in(
@@ -389,14 +399,7 @@ pub fn run_archive(
     input
         .read_to_end(&mut bytes)
         .with_context(|| format!("{}: cannot read the archive on stdin", path.display()))?;
-    let mut e = Emitter {
-        preparer: Preparer::of(topic, &stop, detector.as_ref()),
-        detector: detector.as_ref(),
-        opts,
-        source: source.clone(),
-        batch: Vec::new(),
-        counts: (0, 0),
-    };
+    let mut e = Emitter::new(topic, detector.as_ref(), &stop, opts, &source);
     crate::readers::warc::read_archive_from(
         std::io::Cursor::new(bytes),
         path,
