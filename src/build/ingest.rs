@@ -293,16 +293,6 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
             Some(n) => progress.bar(&label, n),
             None => progress.counter(&label),
         };
-        let mut pending: Vec<RawDoc> = Vec::new();
-        let mut flush = |pending: &mut Vec<RawDoc>, store: &mut Store| -> Result<()> {
-            if pending.is_empty() {
-                return Ok(());
-            }
-            let ready = preparer.prepare(std::mem::take(pending));
-            store.insert_documents(run, &ready)?;
-            after_batch();
-            Ok(())
-        };
         let mut skips: Vec<Skip> = Vec::new();
         let mut files_read: Vec<FileRead> = Vec::new();
         let mut unchanged = 0u64;
@@ -326,23 +316,24 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         };
         let mut read = 0;
         let mut new = 0;
-        reader.collect(
-            &mut |doc| {
-                read += 1;
-                bar.inc(1);
-                if store.has_document(&document_id(&doc.locator, &doc.body))? {
-                    return Ok(());
-                }
-                new += 1;
-                pending.push(doc);
-                if pending.len() >= batch {
-                    flush(&mut pending, store)?;
-                }
-                Ok(())
-            },
-            &mut notice,
-        )?;
-        flush(&mut pending, store)?;
+        let preparer = &preparer;
+        std::thread::scope(|scope| -> Result<()> {
+            let mut line = Pipeline::start(scope, preparer, run, batch);
+            reader.collect(
+                &mut |doc| {
+                    read += 1;
+                    bar.inc(1);
+                    let id = document_id(&doc.locator, &doc.body);
+                    if line.in_flight(&id) || store.has_document(&id)? {
+                        return Ok(());
+                    }
+                    new += 1;
+                    line.push(id, doc, store, after_batch)
+                },
+                &mut notice,
+            )?;
+            line.finish(store, after_batch)
+        })?;
         // Only after a complete read: an interrupted one leaves the previous record standing.
         store.replace_skipped(reader.name(), &skips)?;
         store.remember_files(reader.name(), &files_read)?;
@@ -482,4 +473,126 @@ fn acquire_web(
     ))?;
     events.bar.finish_and_clear();
     Ok(report)
+}
+
+/// Batches ready to store at most: the reader and the store go on while this many are cleaned,
+/// filtered and signed on the other cores.
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// The read → prepare → store line of one source. The calling thread reads and stores (the
+/// store is its own); a second thread prepares the batches, on the rayon pool, in the order
+/// they were read, so documents are stored in reading order, as if prepared on the spot.
+struct Pipeline<'scope> {
+    run: i64,
+    batch: usize,
+    pending: Vec<RawDoc>,
+    pending_ids: Vec<String>,
+    /// Ids of the batches sent to be prepared and not stored yet, oldest first: a document
+    /// read twice must count once, as if the first copy were stored already.
+    sent: std::collections::VecDeque<Vec<String>>,
+    flying: rustc_hash::FxHashSet<String>,
+    to_prepare: Option<std::sync::mpsc::SyncSender<Vec<RawDoc>>>,
+    prepared: std::sync::mpsc::Receiver<Vec<(Document, Vec<u64>)>>,
+    preparing: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
+}
+
+impl<'scope> Pipeline<'scope> {
+    fn start<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        preparer: &'scope Preparer<'_>,
+        run: i64,
+        batch: usize,
+    ) -> Self {
+        let (to_prepare, raw) = std::sync::mpsc::sync_channel::<Vec<RawDoc>>(BATCHES_IN_FLIGHT);
+        let (ready, prepared) = std::sync::mpsc::channel();
+        let preparing = scope.spawn(move || {
+            for docs in raw {
+                // The store side has gone (an error there): nothing waits for this batch.
+                if ready.send(preparer.prepare(docs)).is_err() {
+                    break;
+                }
+            }
+        });
+        Pipeline {
+            run,
+            batch,
+            pending: Vec::new(),
+            pending_ids: Vec::new(),
+            sent: Default::default(),
+            flying: Default::default(),
+            to_prepare: Some(to_prepare),
+            prepared,
+            preparing: Some(preparing),
+        }
+    }
+
+    fn in_flight(&self, id: &str) -> bool {
+        self.flying.contains(id)
+    }
+
+    /// Queues a new document; a full batch goes to be prepared, and the oldest prepared batch
+    /// is stored once enough are on their way.
+    fn push(
+        &mut self,
+        id: String,
+        doc: RawDoc,
+        store: &mut Store,
+        after_batch: &mut dyn FnMut(),
+    ) -> Result<()> {
+        self.flying.insert(id.clone());
+        self.pending_ids.push(id);
+        self.pending.push(doc);
+        if self.pending.len() < self.batch {
+            return Ok(());
+        }
+        self.send()?;
+        if self.sent.len() > BATCHES_IN_FLIGHT {
+            self.store_oldest(store, after_batch)?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.sent.push_back(std::mem::take(&mut self.pending_ids));
+        let docs = std::mem::take(&mut self.pending);
+        match &self.to_prepare {
+            Some(tx) if tx.send(docs).is_ok() => Ok(()),
+            _ => self.preparer_failed(),
+        }
+    }
+
+    fn store_oldest(&mut self, store: &mut Store, after_batch: &mut dyn FnMut()) -> Result<()> {
+        let Ok(ready) = self.prepared.recv() else {
+            return self.preparer_failed();
+        };
+        store.insert_documents(self.run, &ready)?;
+        for id in self.sent.pop_front().unwrap_or_default() {
+            self.flying.remove(&id);
+        }
+        after_batch();
+        Ok(())
+    }
+
+    /// Sends the last batch and stores every batch still on its way.
+    fn finish(mut self, store: &mut Store, after_batch: &mut dyn FnMut()) -> Result<()> {
+        self.send()?;
+        while !self.sent.is_empty() {
+            self.store_oldest(store, after_batch)?;
+        }
+        Ok(())
+    }
+
+    /// The preparing thread ended early: only a panic ends it, which is passed on.
+    fn preparer_failed(&mut self) -> Result<()> {
+        self.to_prepare = None;
+        if let Some(handle) = self.preparing.take() {
+            if let Err(panic) = handle.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        anyhow::bail!("the preparing thread ended before its batches were stored")
+    }
 }

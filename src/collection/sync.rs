@@ -41,7 +41,19 @@ pub fn write_collection(store: &Store, topic: &Topic, out: &Path) -> Result<Coun
         std::fs::remove_dir_all(&docs_dir)
             .with_context(|| format!("{}: cannot clear", docs_dir.display()))?;
     }
-    sync_collection(store, out)
+    sync(store, out, Texts::Fresh)
+}
+
+/// How texts reach `docs/`.
+#[derive(Clone, Copy, PartialEq)]
+enum Texts {
+    /// Into an emptied `docs/` by a command whose collection stays incomplete until it
+    /// finishes (its rerun empties `docs/` again), so a kill cannot leave a torn text that
+    /// counts: each text is written under its final name at once.
+    Fresh,
+    /// Into a finished collection: through a temporary name, so a kill leaves no half-written
+    /// text under a final name.
+    Atomic,
 }
 
 /// Above this many missing texts one scan of the store beats a lookup per text.
@@ -54,6 +66,10 @@ const BULK_TEXTS: usize = 512;
 /// rewrite a large collection. Texts are written through temporary names: a kill leaves no
 /// half-written text under a final name, and the next sync removes leftovers.
 pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
+    sync(store, out, Texts::Atomic)
+}
+
+fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
     let docs = store.document_metas()?;
     let docs_dir = out.join("docs");
     std::fs::create_dir_all(&docs_dir)
@@ -92,7 +108,12 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
         let mut t = String::with_capacity(text.len() + 1);
         t.push_str(text);
         t.push('\n');
-        write_atomic(&docs_dir.join(format!("{id}.txt")), t.as_bytes())
+        let path = docs_dir.join(format!("{id}.txt"));
+        match texts {
+            Texts::Atomic => write_atomic(&path, t.as_bytes()),
+            Texts::Fresh => std::fs::write(&path, t.as_bytes())
+                .with_context(|| format!("{}: cannot write", path.display())),
+        }
     };
     if missing.len() > BULK_TEXTS {
         let want: std::collections::HashSet<&str> = missing.iter().copied().collect();
