@@ -88,8 +88,15 @@ fn gaoya_pairs(texts: &[String]) -> usize {
         / 2
 }
 
-fn time_cmd(cmd: &mut Command) -> Option<(f64, Option<u64>)> {
-    // GNU time gives the child's peak RSS; without it only the wall time is reported.
+/// One timed run of a command: wall seconds, and from GNU time the peak RSS and the CPU time.
+struct Timed {
+    secs: f64,
+    rss_kb: Option<u64>,
+    cpu_secs: Option<f64>,
+}
+
+fn time_cmd(cmd: &mut Command) -> Option<Timed> {
+    // GNU time gives the child's peak RSS and CPU time; without it only the wall time is reported.
     let start = Instant::now();
     let out = cmd.output().ok()?;
     let secs = start.elapsed().as_secs_f64();
@@ -97,14 +104,38 @@ fn time_cmd(cmd: &mut Command) -> Option<(f64, Option<u64>)> {
         eprintln!("command failed: {}", String::from_utf8_lossy(&out.stderr));
         return None;
     }
-    let rss = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .rev()
-        .find_map(|l| {
-            l.strip_prefix("maxrss_kb=")
-                .and_then(|v| v.trim().parse().ok())
-        });
-    Some((secs, rss))
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let field = |name: &str| -> Option<String> {
+        stderr
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+    };
+    let rss_kb = field("maxrss_kb=").and_then(|v| v.parse().ok());
+    let cpu_secs = field("cpu_s=").and_then(|v| {
+        let (user, sys) = v.split_once('+')?;
+        Some(user.parse::<f64>().ok()? + sys.parse::<f64>().ok()?)
+    });
+    Some(Timed {
+        secs,
+        rss_kb,
+        cpu_secs,
+    })
+}
+
+/// Bytes under `dir`, as the files hold them (not the blocks they take).
+fn apparent_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => apparent_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 fn main() {
@@ -165,7 +196,10 @@ fn main() {
     let wrap = |program: &Path, args: &[&str]| -> Command {
         if gnu_time {
             let mut c = Command::new("/usr/bin/time");
-            c.arg("-f").arg("maxrss_kb=%M").arg(program).args(args);
+            c.arg("-f")
+                .arg("maxrss_kb=%M\ncpu_s=%U+%S")
+                .arg(program)
+                .args(args);
             c
         } else {
             let mut c = Command::new(program);
@@ -178,19 +212,23 @@ fn main() {
     let out_s = out.to_string_lossy().to_string();
     let (mut wc, mut ded, mut rss, mut lsh) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut lsh_pairs = 0;
+    let mut builds = Builds::new(&exe, &corpus, runs);
     for _ in 0..runs {
         let t = Instant::now();
         lsh_pairs = std::hint::black_box(gaoya_pairs(&texts));
         lsh.push(t.elapsed().as_secs_f64());
-        if let Some((s, _)) = time_cmd(&mut wrap(Path::new("wc"), &["-w", &corpus_s])) {
-            wc.push(s);
+        if let Some(t) = time_cmd(&mut wrap(Path::new("wc"), &["-w", &corpus_s])) {
+            wc.push(t.secs);
         }
-        if let Some((s, r)) = time_cmd(&mut wrap(
+        if let Some(t) = time_cmd(&mut wrap(
             &exe,
             &["dedup", &corpus_s, "--quiet", "--out", &out_s],
         )) {
-            ded.push(s);
-            rss.extend(r);
+            ded.push(t.secs);
+            rss.extend(t.rss_kb);
+        }
+        if let Some(b) = builds.as_mut() {
+            b.run(&wrap);
         }
     }
     if ded.is_empty() || wc.is_empty() {
@@ -212,4 +250,91 @@ fn main() {
         rayon::current_num_threads(),
         ded / lsh
     );
+    if let Some(b) = builds {
+        b.report(ded, mb);
+    }
+}
+
+/// `collect build` of the corpus as a local source (every text let through the filters, so it
+/// signs and compares what `collect dedup` does), each run into a new directory: removing
+/// thousands of files just before creating as many slows the file system down for a while.
+struct Builds {
+    exe: PathBuf,
+    work: PathBuf,
+    topic: PathBuf,
+    done: usize,
+    secs: Vec<f64>,
+    cpu: Vec<f64>,
+    rss_kb: Vec<u64>,
+    written: Vec<(u64, u64)>,
+}
+
+impl Builds {
+    fn new(exe: &Path, corpus: &Path, runs: usize) -> Option<Self> {
+        let work = std::env::temp_dir().join(format!("collect-bench-build-{}", std::process::id()));
+        let corpus = std::fs::canonicalize(corpus).ok()?;
+        std::fs::create_dir_all(&work).ok()?;
+        let topic = work.join("bench.yaml");
+        let yaml = format!(
+            "name: bench\nsources:\n  - {{kind: local, path: {}, name: corpus}}\nfilter: {{min_words: 0}}\nrelevance: off\n",
+            serde_json::to_string(&corpus.to_string_lossy()).ok()?
+        );
+        std::fs::write(&topic, yaml).ok()?;
+        Some(Builds {
+            exe: exe.to_path_buf(),
+            work,
+            topic,
+            done: 0,
+            secs: Vec::with_capacity(runs),
+            cpu: Vec::new(),
+            rss_kb: Vec::new(),
+            written: Vec::new(),
+        })
+    }
+
+    fn run(&mut self, wrap: &dyn Fn(&Path, &[&str]) -> Command) {
+        let out = self.work.join(format!("run{}", self.done));
+        self.done += 1;
+        let (topic, out_s) = (self.topic.to_string_lossy(), out.to_string_lossy());
+        if let Some(t) = time_cmd(&mut wrap(
+            &self.exe,
+            &["build", &topic, "--quiet", "--out", &out_s],
+        )) {
+            self.secs.push(t.secs);
+            self.cpu.extend(t.cpu_secs.map(|c| c / t.secs));
+            self.rss_kb.extend(t.rss_kb);
+            let store = collect::collection::store_path(&out);
+            let mut wal = store.clone().into_os_string();
+            wal.push("-wal");
+            let store: u64 = [store, PathBuf::from(wal)]
+                .iter()
+                .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+                .sum();
+            self.written.push((store, apparent_size(&out.join("docs"))));
+        }
+    }
+
+    fn report(self, dedup_secs: f64, text_mb: f64) {
+        let _ = std::fs::remove_dir_all(&self.work);
+        if self.secs.is_empty() {
+            println!("collect build: no successful run");
+            return;
+        }
+        let secs = median(self.secs.clone());
+        let cpu = (!self.cpu.is_empty()).then(|| median(self.cpu.clone()));
+        let rss = self.rss_kb.iter().max().map(|k| *k as f64 / 1024.0);
+        let (store, docs) = self.written[0];
+        let (store, docs) = (store as f64 / 1e6, docs as f64 / 1e6);
+        println!(
+            "collect build end to end: median {secs:.2} s over {} runs (peak RSS {}, CPU (user+sys)/wall {}); collect dedup {dedup_secs:.2} s; ratio {:.2}",
+            self.secs.len(),
+            rss.map_or("unknown".into(), |r| format!("{r:.0} MB")),
+            cpu.map_or("unknown".into(), |c| format!("{c:.2}")),
+            secs / dedup_secs
+        );
+        println!(
+            "collection written: store {store:.1} MB + docs/ {docs:.1} MB for {text_mb:.1} MB of text; ratio {:.2}",
+            (store + docs) / text_mb
+        );
+    }
 }

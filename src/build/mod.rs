@@ -19,7 +19,7 @@ use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
 use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
-use crate::store::{Document, Outcome, Status, Store, StoredPair};
+use crate::store::{Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
 use ingest::{Ingest, Preparer, BATCH};
@@ -170,27 +170,30 @@ fn build_in(
     })
 }
 
-/// Prepares `detector` on the statistics of `docs` (df, cf, N, length) and signs them.
+/// Prepares `detector` on the statistics of `texts` (df, cf, N, length) and signs them.
 fn sign_with_stats(
-    docs: &[Document],
+    texts: &[String],
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
 ) -> Vec<Vec<u64>> {
     let mut stats = CorpusStats::default();
     let mut c = Canonicalizer::new(stop);
-    let canon: Vec<CanonText> = docs.iter().map(|d| c.canonicalize(&d.text)).collect();
-    for (d, t) in docs.iter().zip(&canon) {
-        stats.add(&detector.terms(&d.text, t));
+    let canon: Vec<CanonText> = texts.iter().map(|t| c.canonicalize(t)).collect();
+    for (t, ct) in texts.iter().zip(&canon) {
+        stats.add(&detector.terms(t, ct));
     }
     detector.prepare(Arc::new(stats));
     let detector: &dyn Detector = detector.as_ref();
-    docs.par_iter()
+    texts
+        .par_iter()
         .zip(&canon)
-        .map(|(d, t)| detector.sign_doc(&d.text, t))
+        .map(|(t, ct)| detector.sign_doc(t, ct))
         .collect()
 }
 
-/// All-vs-all dedup of every valid document in the store; writes statuses and pairs.
+/// All-vs-all dedup of every valid document in the store; writes statuses and pairs. Texts
+/// are read from the store only for the pairs the engine verifies, a chunk at a time, so
+/// memory follows the signatures, not the collection's text.
 fn dedup_all(
     store: &mut Store,
     run: i64,
@@ -198,12 +201,18 @@ fn dedup_all(
     detector: &mut Box<dyn Detector>,
     settings: &DedupSettings,
 ) -> Result<()> {
-    let docs: Vec<Document> = store
-        .documents(None)?
+    let docs: Vec<_> = store
+        .document_metas()?
         .into_iter()
         .filter(|d| !d.status.is_filtered_out())
         .collect();
-    let pairs = pairs_among(store, &docs, stop, detector, settings)?;
+    let ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+    let read: &Store = store;
+    let text_of = |i: usize| -> Result<String> {
+        read.document_text(ids[i])?
+            .with_context(|| format!("{}: document {} has gone", read.path().display(), ids[i]))
+    };
+    let pairs = pairs_among(read, &ids, &text_of, stop, detector, settings)?;
     let candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
@@ -212,17 +221,20 @@ fn dedup_all(
     store.record_dedup(run, &outcomes, &stored)
 }
 
-/// The engine's pairs among `docs` (stored, not filtered out), signed as the store holds them
-/// or, for detectors that weigh words by the collection, over `docs` now.
+/// The engine's pairs among the documents `ids` (stored, not filtered out), signed as the
+/// store holds them or, for detectors that weigh words by the collection, over their texts
+/// now; `text_of(i)` gives the text of `ids[i]`.
 fn pairs_among(
     store: &Store,
-    docs: &[Document],
+    ids: &[&str],
+    text_of: &dyn Fn(usize) -> Result<String>,
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
     settings: &DedupSettings,
 ) -> Result<Vec<Pair>> {
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
-        sign_with_stats(docs, stop, detector)
+        let texts = (0..ids.len()).map(text_of).collect::<Result<Vec<_>>>()?;
+        sign_with_stats(&texts, stop, detector)
     } else {
         let mut stored: FxHashMap<String, Vec<u64>> = FxHashMap::default();
         // A build holds no dropped documents; a store rebuilt by `collect doctor` may.
@@ -234,8 +246,8 @@ fn pairs_among(
         ] {
             stored.extend(store.signatures(st)?);
         }
-        docs.iter()
-            .map(|d| stored.remove(&d.id).unwrap_or_default())
+        ids.iter()
+            .map(|id| stored.remove(*id).unwrap_or_default())
             .collect()
     };
     let detector: &dyn Detector = detector.as_ref();
@@ -247,12 +259,16 @@ fn pairs_among(
     };
     let found = engine.find(&sigs, sigs.len(), &mut |need, sink| {
         for chunk in need.chunks(TEXT_CHUNK) {
+            let texts = chunk
+                .iter()
+                .map(|&i| Ok((i, text_of(i as usize)?)))
+                .collect::<Result<Vec<_>>>()?;
             sink(
-                chunk
+                texts
                     .par_iter()
                     .map_init(
                         || Canonicalizer::new(stop),
-                        |c, &i| (i, c.canonicalize(&docs[i as usize].text)),
+                        |c, (i, text)| (*i, c.canonicalize(text)),
                     )
                     .collect(),
             )?;

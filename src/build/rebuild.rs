@@ -138,7 +138,15 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             .filter(|d| !d.text.is_empty() && !d.status.is_filtered_out())
             .cloned()
             .collect();
-        let pairs = pairs_among(&store, &with_text, &stop, &mut detector, &topic.dedup)?;
+        let ids: Vec<&str> = with_text.iter().map(|d| d.id.as_str()).collect();
+        let pairs = pairs_among(
+            &store,
+            &ids,
+            &|i| Ok(with_text[i].text.clone()),
+            &stop,
+            &mut detector,
+            &topic.dedup,
+        )?;
         let stored: Vec<_> = pairs
             .iter()
             .filter(|p| p.verdict.is_recorded())

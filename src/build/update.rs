@@ -204,7 +204,7 @@ fn settle_pending(
     settings: &DedupSettings,
     lookup: Lookup,
 ) -> Result<Settled> {
-    let docs = store.documents(Some(Status::Pending))?;
+    let docs = store.document_metas_with_status(Status::Pending)?;
     if docs.is_empty() {
         return Ok(Settled::default());
     }
@@ -244,11 +244,13 @@ fn settle_pending(
         for chunk in need.chunks(super::TEXT_CHUNK) {
             let mut texts: Vec<(u32, String)> = Vec::with_capacity(chunk.len());
             for &i in chunk {
-                let i_new = i as usize;
-                if i_new < n_new {
-                    texts.push((i, docs[i_new].text.clone()));
-                } else if let Some(t) = store.document_text(&partners[i_new - n_new].meta.id)? {
-                    texts.push((i, t));
+                let i = i as usize;
+                let id = match i.checked_sub(n_new) {
+                    None => &docs[i].id,
+                    Some(stored) => &partners[stored].meta.id,
+                };
+                if let Some(t) = store.document_text(id)? {
+                    texts.push((i as u32, t));
                 }
             }
             sink(

@@ -65,8 +65,10 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
         w.write_all(b"id,text,title,url,source,lang,words,relevance,date,format\r\n")?;
     }
     let mut n = 0;
-    for (id, text) in store.texts_with_status(Status::Kept)? {
-        let Some(d) = metas.get(&id) else { continue };
+    store.each_text_with_status(Status::Kept, &mut |id, text| {
+        let Some(d) = metas.get(&id) else {
+            return Ok(());
+        };
         let row = ExportRow {
             id: &d.id,
             text: &text,
@@ -112,7 +114,8 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
         line.push('\n');
         w.write_all(line.as_bytes())?;
         n += 1;
-    }
+        Ok(())
+    })?;
     w.flush()?;
     Ok(n)
 }
@@ -144,11 +147,11 @@ fn export_pairs(store: &Store, w: &mut dyn std::io::Write) -> Result<usize> {
 pub fn export_txt(store: &Store, dir: &Path) -> Result<usize> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut n = 0;
-    for (id, text) in store.texts_with_status(Status::Kept)? {
-        let mut t = text;
-        t.push('\n');
-        write_atomic(&dir.join(format!("{id}.txt")), t.as_bytes())?;
+    store.each_text_with_status(Status::Kept, &mut |id, mut text| {
+        text.push('\n');
+        write_atomic(&dir.join(format!("{id}.txt")), text.as_bytes())?;
         n += 1;
-    }
+        Ok(())
+    })?;
     Ok(n)
 }

@@ -117,11 +117,12 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
     };
     if missing.len() > BULK_TEXTS {
         let want: std::collections::HashSet<&str> = missing.iter().copied().collect();
-        for (id, text) in store.texts_with_status(Status::Kept)? {
+        store.each_text_with_status(Status::Kept, &mut |id, text| {
             if want.contains(id.as_str()) {
                 write_text(&id, &text)?;
             }
-        }
+            Ok(())
+        })?;
     } else {
         for id in &missing {
             if let Some(text) = store.document_text(id)? {

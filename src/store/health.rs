@@ -126,14 +126,14 @@ fn check_documents(store: &Store, h: &mut Health) {
     let mut bad: Vec<String> = Vec::new();
     let result = (|| -> rusqlite::Result<()> {
         let mut stmt = store.conn.prepare(
-            "SELECT num, id, source, source_rank, locator, url, title, lang, raw_bytes, text,
-                    words, sha256, status, reason, duplicate_of, dropped_by
-             FROM documents ORDER BY num",
+            "SELECT d.num, id, source, source_rank, locator, url, title, lang, raw_bytes,
+                    t.text, words, sha256, status, reason, duplicate_of, dropped_by
+             FROM documents d LEFT JOIN texts t ON t.num = d.num ORDER BY d.num",
         )?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             let num: i64 = r.get(0).unwrap_or(-1);
-            let decoded = (|| -> rusqlite::Result<(String, Status, String, String)> {
+            let decoded = (|| -> rusqlite::Result<(String, Status, Option<String>, String)> {
                 let id: String = r.get(1)?;
                 let _: (String, u32, String) = (r.get(2)?, r.get(3)?, r.get(4)?);
                 let _: (Option<String>, Option<String>, Option<String>) =
@@ -144,7 +144,10 @@ fn check_documents(store: &Store, h: &mut Health) {
                 Ok((id, r.get(12)?, r.get(9)?, r.get(11)?))
             })();
             match decoded {
-                Ok((_, status, text, sha)) if text.is_empty() || sha256_hex(&text) == sha => {
+                Ok((id, _, None, _)) => bad.push(format!(
+                    "document {id} (row {num}): its text is missing from the store"
+                )),
+                Ok((_, status, Some(text), sha)) if text.is_empty() || sha256_hex(&text) == sha => {
                     if text.is_empty() && sha256_hex("") != sha {
                         h.without_text += 1;
                     }
@@ -282,7 +285,8 @@ impl Salvage {
         let s = self.store.as_ref()?;
         s.conn
             .query_row(
-                "SELECT text, raw_bytes, reason FROM documents WHERE id = ?1",
+                "SELECT t.text, raw_bytes, reason FROM documents d JOIN texts t ON t.num = d.num
+                 WHERE d.id = ?1",
                 [id],
                 |r| {
                     Ok(SalvagedDoc {

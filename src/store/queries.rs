@@ -54,7 +54,7 @@ pub struct DocMeta {
 }
 
 const META_COLS: &str = "num, id, source, source_rank, locator, url, title, lang, raw_bytes,
-    octet_length(text), words, sha256, status, reason, duplicate_of, dropped_by, added_run,
+    text_bytes, words, sha256, status, reason, duplicate_of, dropped_by, added_run,
     date, relevance, relevance_terms, format";
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
@@ -237,6 +237,18 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
+    /// Metadata of the documents with a status, in id order.
+    pub fn document_metas_with_status(&self, st: Status) -> Result<Vec<DocMeta>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {META_COLS} FROM documents WHERE status = ?1 ORDER BY id"
+            ))
+            .at(&self.path)?;
+        let rows = stmt.query_map([st], meta_row).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+
     /// Metadata of one document by id.
     pub fn document_meta(&self, id: &str) -> Result<Option<DocMeta>> {
         self.conn
@@ -264,23 +276,36 @@ impl Store {
     /// The cleaned text of one document.
     pub fn document_text(&self, id: &str) -> Result<Option<String>> {
         self.conn
-            .query_row("SELECT text FROM documents WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT t.text FROM documents d JOIN texts t ON t.num = d.num WHERE d.id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .optional()
             .at(&self.path)
     }
 
-    /// Ids and texts of all documents with a status, in id order (one scan, for bulk export).
-    pub fn texts_with_status(&self, st: Status) -> Result<Vec<(String, String)>> {
+    /// Hands `each` the id and text of every document with a status, in id order: one scan,
+    /// one text in memory at a time (for writing or exporting a whole collection).
+    pub fn each_text_with_status(
+        &self,
+        st: Status,
+        each: &mut dyn FnMut(String, String) -> Result<()>,
+    ) -> Result<()> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, text FROM documents WHERE status = ?1 ORDER BY id")
+            .prepare(
+                "SELECT d.id, t.text FROM documents d JOIN texts t ON t.num = d.num
+                 WHERE d.status = ?1 ORDER BY d.id",
+            )
             .at(&self.path)?;
-        let rows = stmt
-            .query_map([st], |r| Ok((r.get(0)?, r.get(1)?)))
-            .at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+        let mut rows = stmt.query([st]).at(&self.path)?;
+        while let Some(r) = rows.next().at(&self.path)? {
+            let id: String = r.get(0).at(&self.path)?;
+            let text: String = r.get(1).at(&self.path)?;
+            each(id, text)?;
+        }
+        Ok(())
     }
 
     /// Row numbers of the documents holding fingerprint `fp` (an indexed lookup).

@@ -163,15 +163,21 @@ fn writers_refuse_an_emptied_store_instead_of_laying_a_new_one_over_it() {
 #[test]
 fn random_bytes_in_the_middle_are_corrupt_and_nothing_is_changed() {
     let w = Work::built();
+    let sound = stdout(&w.run(&["--json", "stats", "out"]));
     w.scramble_middle();
     let before = read(&w.store());
-    for args in [
-        &["stats", "out"][..],
-        &["export", "out", "--format", "jsonl"],
-    ] {
-        assert_corrupt(&w.run(args), &format!("{args:?}"));
-        assert_eq!(read(&w.store()), before, "{args:?} changed the store");
+    // The middle of the file holds texts and postings: every command that reads them says the
+    // store is corrupt. `stats` reads only the document rows, which the damage missed here; it
+    // may answer, but only with what the sound store said.
+    assert_corrupt(&w.run(&["export", "out", "--format", "jsonl"]), "export");
+    assert_eq!(read(&w.store()), before, "export changed the store");
+    let o = w.run(&["--json", "stats", "out"]);
+    if o.status.success() {
+        assert_eq!(stdout(&o), sound, "stats answered from the damaged store");
+    } else {
+        assert_corrupt(&o, "stats");
     }
+    assert_eq!(read(&w.store()), before, "stats changed the store");
 }
 
 #[test]
