@@ -229,23 +229,22 @@ pub(crate) fn pairs_of(
 impl Store {
     /// Metadata of every document, ordered by id.
     pub fn document_metas(&self) -> Result<Vec<DocMeta>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT {META_COLS} FROM documents ORDER BY id"))
-            .at(&self.path)?;
-        let rows = stmt.query_map([], meta_row).at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+        self.metas(None)
     }
 
     /// Metadata of the documents with a status, in id order.
     pub fn document_metas_with_status(&self, st: Status) -> Result<Vec<DocMeta>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {META_COLS} FROM documents WHERE status = ?1 ORDER BY id"
-            ))
-            .at(&self.path)?;
-        let rows = stmt.query_map([st], meta_row).at(&self.path)?;
+        self.metas(Some(st))
+    }
+
+    fn metas(&self, status: Option<Status>) -> Result<Vec<DocMeta>> {
+        // Two statements, so that the one with a status uses the status index.
+        let sql = match status {
+            None => format!("SELECT {META_COLS} FROM documents WHERE ?1 IS NULL ORDER BY id"),
+            Some(_) => format!("SELECT {META_COLS} FROM documents WHERE status = ?1 ORDER BY id"),
+        };
+        let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
+        let rows = stmt.query_map([status], meta_row).at(&self.path)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
