@@ -258,24 +258,38 @@ fn pairs_among(
         wanted: dedup::Wanted::Flagged,
     };
     let found = engine.find(&sigs, sigs.len(), &mut |need, sink| {
-        for chunk in need.chunks(TEXT_CHUNK) {
-            let texts = chunk
-                .iter()
-                .map(|&i| Ok((i, text_of(i as usize)?)))
-                .collect::<Result<Vec<_>>>()?;
-            sink(
-                texts
-                    .par_iter()
-                    .map_init(
-                        || Canonicalizer::new(stop),
-                        |c, (i, text)| (*i, c.canonicalize(text)),
-                    )
-                    .collect(),
-            )?;
-        }
-        Ok(())
+        feed_texts(need, sink, stop, |i| text_of(i).map(Some))
     })?;
     Ok(found.pairs)
+}
+
+/// The engine's [`dedup::TextSource`] over texts read one at a time by `text_of` (None: no
+/// text to give, the engine leaves that document's pairs as judged): `TEXT_CHUNK` texts read
+/// in order, then canonicalised on all cores, so only a chunk of texts is ever held.
+fn feed_texts(
+    need: &[u32],
+    sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>,
+    stop: &StopWords,
+    text_of: impl Fn(usize) -> Result<Option<String>>,
+) -> Result<()> {
+    for chunk in need.chunks(TEXT_CHUNK) {
+        let mut texts: Vec<(u32, String)> = Vec::with_capacity(chunk.len());
+        for &i in chunk {
+            if let Some(t) = text_of(i as usize)? {
+                texts.push((i, t));
+            }
+        }
+        sink(
+            texts
+                .par_iter()
+                .map_init(
+                    || Canonicalizer::new(stop),
+                    |c, (i, text)| (*i, c.canonicalize(text)),
+                )
+                .collect(),
+        )?;
+    }
+    Ok(())
 }
 
 /// What the keep rule reads of a document.

@@ -8,7 +8,7 @@
 
 use super::ingest::{self, Ingest, Preparer, BATCH};
 use super::{candidate, default_out_dir, detector_of, settle};
-use crate::canon::{Canonicalizer, StopWords};
+use crate::canon::StopWords;
 use crate::collection;
 use crate::dedup::{self, Candidate, Standing};
 use crate::sign::{DedupSettings, Detector, Verdict};
@@ -17,7 +17,6 @@ use crate::store::{Status, Store};
 use crate::testhooks;
 use crate::topic::Topic;
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -241,29 +240,13 @@ fn settle_pending(
         wanted: dedup::Wanted::Flagged,
     };
     let found = engine.find(&sigs, n_new, &mut |need, sink| {
-        for chunk in need.chunks(super::TEXT_CHUNK) {
-            let mut texts: Vec<(u32, String)> = Vec::with_capacity(chunk.len());
-            for &i in chunk {
-                let i = i as usize;
-                let id = match i.checked_sub(n_new) {
-                    None => &docs[i].id,
-                    Some(stored) => &partners[stored].meta.id,
-                };
-                if let Some(t) = store.document_text(id)? {
-                    texts.push((i as u32, t));
-                }
-            }
-            sink(
-                texts
-                    .par_iter()
-                    .map_init(
-                        || Canonicalizer::new(stop),
-                        |c, (i, text)| (*i, c.canonicalize(text)),
-                    )
-                    .collect(),
-            )?;
-        }
-        Ok(())
+        super::feed_texts(need, sink, stop, |i| {
+            let id = match i.checked_sub(n_new) {
+                None => &docs[i].id,
+                Some(stored) => &partners[stored].meta.id,
+            };
+            store.document_text(id)
+        })
     })?;
     let (outcomes, mut stored) = settle(&candidates, &found.pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
