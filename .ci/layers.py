@@ -136,6 +136,16 @@ for f in SRC.rglob("*.rs"):
     if f not in (SRC / "store" / "review_log.rs", SRC / "store" / "health.rs"):
         forbid([f], r"SET decision\b|INSERT INTO decisions", "review decisions are written by store/review_log.rs")
 
+# 7d. A stored text is packed and unpacked in one place (store/text.rs): zstd is used nowhere
+# else in the product, and a store module that reads the texts table reads through StoredText.
+for f in SRC.rglob("*.rs"):
+    if f != SRC / "store" / "text.rs":
+        forbid([f], r"\bzstd\b", "texts are packed and unpacked by store/text.rs")
+for f in files("store"):
+    body = f.read_text(encoding="utf-8")
+    if re.search(r"\bt\.text\b|FROM texts\b", body) and "StoredText" not in body:
+        failures.append(f"{f.relative_to(SRC.parent)}: reads the texts table without StoredText")
+
 # 7c. The Spark driver decides nothing: scores, thresholds and the keep rule's order are the
 # binary's (collect worker / collect keep). It may read a verdict's name, never a score.
 job = SRC.parent / "spark" / "collect_job.py"

@@ -2,6 +2,7 @@
 //! schema is there, whether every row decodes; and what can still be read out of a damaged
 //! store to rebuild from (`collect doctor`).
 
+use super::text::StoredText;
 use super::{At, Status, Store, StoreCorrupt, TABLES};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use sha2::{Digest, Sha256};
@@ -141,7 +142,8 @@ fn check_documents(store: &Store, h: &mut Health) {
                 let _: (i64, i64) = (r.get(8)?, r.get(10)?);
                 let _: (Option<String>, Option<String>, Option<i64>) =
                     (r.get(13)?, r.get(14)?, r.get(15)?);
-                Ok((id, r.get(12)?, r.get(9)?, r.get(11)?))
+                let text: Option<StoredText> = r.get(9)?;
+                Ok((id, r.get(12)?, text.map(|t| t.0), r.get(11)?))
             })();
             match decoded {
                 Ok((id, _, None, _)) => bad.push(format!(
@@ -290,7 +292,7 @@ impl Salvage {
                 [id],
                 |r| {
                     Ok(SalvagedDoc {
-                        text: r.get(0)?,
+                        text: r.get::<_, StoredText>(0)?.0,
                         raw_bytes: r.get::<_, i64>(1)? as u64,
                         reason: r.get(2)?,
                     })

@@ -8,6 +8,7 @@ pub mod health;
 pub mod queries;
 pub mod review_log;
 pub mod skipped;
+pub mod text;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
 use crate::error::StoreCorrupt;
@@ -152,6 +153,21 @@ INSERT INTO texts(num, text) SELECT num, text FROM documents;
 ALTER TABLE documents ADD COLUMN text_bytes INTEGER NOT NULL DEFAULT 0;
 UPDATE documents SET text_bytes = octet_length(text);
 ALTER TABLE documents DROP COLUMN text;
+"#,
+    // v10 (size): texts packed as zstd frames (`text.rs`), and postings clustered by document
+    // without a rowid, so the table is the by-document index; the fingerprint index stays apart.
+    // The dev corpus's store: 110 MB for 76 MB of text before.
+    r#"
+UPDATE texts SET text = zstd_pack(text) WHERE typeof(text) = 'text';
+CREATE TABLE postings_v10 (
+    doc INTEGER NOT NULL REFERENCES documents(num),
+    fp INTEGER NOT NULL,
+    PRIMARY KEY (doc, fp)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO postings_v10(doc, fp) SELECT doc, fp FROM postings ORDER BY doc, fp;
+DROP TABLE postings;
+ALTER TABLE postings_v10 RENAME TO postings;
+CREATE INDEX postings_fp ON postings(fp);
 "#,
 ];
 
@@ -554,6 +570,9 @@ impl Store {
                 self.path.display()
             );
         }
+        if version < SCHEMA_VERSION {
+            text::register_pack(&self.conn).at(&self.path)?;
+        }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.transaction().at(&self.path)?;
             tx.execute_batch(sql).with_context(|| {
@@ -619,6 +638,9 @@ impl Store {
     /// Stores documents and their signatures in one transaction; already stored ids are skipped.
     /// Returns how many were new.
     pub fn insert_documents(&mut self, run: i64, docs: &[(Document, Vec<u64>)]) -> Result<usize> {
+        use rayon::prelude::*;
+        // Packed on all cores before the transaction, which is the one serial part of storing.
+        let frames: Vec<Vec<u8>> = docs.par_iter().map(|(d, _)| text::pack(&d.text)).collect();
         let tx = self.conn.transaction().at(&self.path)?;
         let mut added = 0;
         {
@@ -635,7 +657,7 @@ impl Store {
             let mut text = tx
                 .prepare_cached("INSERT INTO texts(num, text) VALUES (?1, ?2)")
                 .at(&self.path)?;
-            for (d, sig) in docs {
+            for ((d, sig), frame) in docs.iter().zip(&frames) {
                 let n = ins
                     .execute(params![
                         d.id,
@@ -665,7 +687,7 @@ impl Store {
                 }
                 added += 1;
                 let num = tx.last_insert_rowid();
-                text.execute(params![num, d.text]).at(&self.path)?;
+                text.execute(params![num, frame]).at(&self.path)?;
                 let mut fps = sig.clone();
                 fps.sort_unstable();
                 fps.dedup();
@@ -744,7 +766,7 @@ impl Store {
                     title: r.get(5)?,
                     lang: r.get(6)?,
                     raw_bytes: r.get::<_, i64>(7)? as u64,
-                    text: r.get(8)?,
+                    text: r.get::<_, text::StoredText>(8)?.0,
                     words: r.get::<_, i64>(9)? as u64,
                     sha256: r.get(10)?,
                     status: r.get(11)?,

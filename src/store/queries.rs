@@ -278,7 +278,7 @@ impl Store {
             .query_row(
                 "SELECT t.text FROM documents d JOIN texts t ON t.num = d.num WHERE d.id = ?1",
                 [id],
-                |r| r.get(0),
+                |r| Ok(r.get::<_, super::text::StoredText>(0)?.0),
             )
             .optional()
             .at(&self.path)
@@ -301,7 +301,7 @@ impl Store {
         let mut rows = stmt.query([st]).at(&self.path)?;
         while let Some(r) = rows.next().at(&self.path)? {
             let id: String = r.get(0).at(&self.path)?;
-            let text: String = r.get(1).at(&self.path)?;
+            let text = r.get::<_, super::text::StoredText>(1).at(&self.path)?.0;
             each(id, text)?;
         }
         Ok(())

@@ -74,25 +74,31 @@ impl Work {
         }
         std::fs::write(self.store(), bytes).unwrap();
     }
-    /// Writes bytes that are not UTF-8 over part of a kept text inside the store.
-    fn break_utf8_of_a_text(&self) {
-        let kept = manifest(&self.out())
-            .into_iter()
-            .find(|r| r["status"] == "kept")
-            .unwrap();
-        let text = std::fs::read(
-            self.out()
-                .join("docs")
-                .join(format!("{}.txt", kept["id"].as_str().unwrap())),
-        )
-        .unwrap();
-        let snippet = &text[200..264];
+    /// Writes bytes that are not UTF-8 over the middle of a kept text's frame inside the store.
+    fn damage_a_stored_text(&self) {
         let mut bytes = std::fs::read(self.store()).unwrap();
-        let at = bytes
-            .windows(snippet.len())
-            .position(|w| w == snippet)
-            .expect("the text is stored as it is");
-        for (i, b) in bytes[at..at + 64].iter_mut().enumerate() {
+        // A frame that fits in one page, so it lies in the file in one piece.
+        let (frame, at) = manifest(&self.out())
+            .into_iter()
+            .filter(|r| r["status"] == "kept")
+            .find_map(|r| {
+                let file = std::fs::read_to_string(
+                    self.out()
+                        .join("docs")
+                        .join(format!("{}.txt", r["id"].as_str().unwrap())),
+                )
+                .unwrap();
+                // docs/ ends each text with a newline the store does not keep.
+                let frame = collect::store::text::pack(file.strip_suffix('\n').unwrap_or(&file));
+                if !(200..3000).contains(&frame.len()) {
+                    return None;
+                }
+                let at = bytes.windows(frame.len()).position(|w| w == frame)?;
+                Some((frame, at))
+            })
+            .expect("a kept text's frame lies in the store in one piece");
+        let mid = at + frame.len() / 2 - 32;
+        for (i, b) in bytes[mid..mid + 64].iter_mut().enumerate() {
             *b = [0xff, 0xfe, 0xc3, 0x28][i % 4];
         }
         std::fs::write(self.store(), bytes).unwrap();
@@ -181,9 +187,9 @@ fn random_bytes_in_the_middle_are_corrupt_and_nothing_is_changed() {
 }
 
 #[test]
-fn a_text_that_is_not_utf8_is_corrupt_not_a_conversion_error() {
+fn a_damaged_text_is_corrupt_not_a_conversion_error() {
     let w = Work::built();
-    w.break_utf8_of_a_text();
+    w.damage_a_stored_text();
     let before = read(&w.store());
     let o = w.run(&["export", "out", "--format", "jsonl"]);
     assert_corrupt(&o, "export");
