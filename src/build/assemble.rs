@@ -142,7 +142,7 @@ fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> 
             }
             batch.push((doc, sig));
             if batch.len() >= BATCH {
-                store.insert_documents(run, &std::mem::take(&mut batch))?;
+                store.insert_documents(run, std::mem::take(&mut batch))?;
             }
             return Ok(());
         }
@@ -178,7 +178,7 @@ fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> 
         skips.entry(s.source).or_default().push(skip);
         Ok(())
     })?;
-    store.insert_documents(run, &batch)?;
+    store.insert_documents(run, batch)?;
     let mut skipped = 0;
     for name in topic.source_names() {
         let mut list = skips.remove(&name).unwrap_or_default();

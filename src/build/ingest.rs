@@ -15,7 +15,7 @@ use crate::readers::web::{wiki_language, WebReader};
 use crate::readers::{FileRead, KnownFiles, Notice, RawDoc, Reader};
 use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::Detector;
-use crate::store::{Document, Status, Store, StoreFrontier};
+use crate::store::{Document, Packed, Status, Store, StoreFrontier};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -492,7 +492,7 @@ struct Pipeline<'scope> {
     sent: std::collections::VecDeque<Vec<String>>,
     flying: rustc_hash::FxHashSet<String>,
     to_prepare: Option<std::sync::mpsc::SyncSender<Vec<RawDoc>>>,
-    prepared: std::sync::mpsc::Receiver<Vec<(Document, Vec<u64>)>>,
+    prepared: std::sync::mpsc::Receiver<Packed>,
     preparing: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
 
@@ -508,7 +508,7 @@ impl<'scope> Pipeline<'scope> {
         let preparing = scope.spawn(move || {
             for docs in raw {
                 // The store side has gone (an error there): nothing waits for this batch.
-                if ready.send(preparer.prepare(docs)).is_err() {
+                if ready.send(Packed::new(preparer.prepare(docs))).is_err() {
                     break;
                 }
             }
@@ -568,7 +568,7 @@ impl<'scope> Pipeline<'scope> {
         let Ok(ready) = self.prepared.recv() else {
             return self.preparer_failed();
         };
-        store.insert_documents(self.run, &ready)?;
+        store.insert_packed(self.run, &ready)?;
         for id in self.sent.pop_front().unwrap_or_default() {
             self.flying.remove(&id);
         }

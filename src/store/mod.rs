@@ -426,6 +426,21 @@ pub(crate) fn nan_to_null(x: f64) -> Option<f64> {
     }
 }
 
+/// Documents with their signatures and their texts packed for the store (`text::pack`).
+pub struct Packed {
+    docs: Vec<(Document, Vec<u64>)>,
+    frames: Vec<Vec<u8>>,
+}
+
+impl Packed {
+    /// Packs the texts on the rayon pool.
+    pub fn new(docs: Vec<(Document, Vec<u64>)>) -> Packed {
+        use rayon::prelude::*;
+        let frames = docs.par_iter().map(|(d, _)| text::pack(&d.text)).collect();
+        Packed { docs, frames }
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     ///
@@ -637,10 +652,14 @@ impl Store {
 
     /// Stores documents and their signatures in one transaction; already stored ids are skipped.
     /// Returns how many were new.
-    pub fn insert_documents(&mut self, run: i64, docs: &[(Document, Vec<u64>)]) -> Result<usize> {
-        use rayon::prelude::*;
-        // Packed on all cores before the transaction, which is the one serial part of storing.
-        let frames: Vec<Vec<u8>> = docs.par_iter().map(|(d, _)| text::pack(&d.text)).collect();
+    pub fn insert_documents(&mut self, run: i64, docs: Vec<(Document, Vec<u64>)>) -> Result<usize> {
+        self.insert_packed(run, &Packed::new(docs))
+    }
+
+    /// [`Store::insert_documents`] for a batch packed beforehand (by the thread that prepares
+    /// batches, while the store writes the one before).
+    pub fn insert_packed(&mut self, run: i64, batch: &Packed) -> Result<usize> {
+        let (docs, frames) = (&batch.docs, &batch.frames);
         let tx = self.conn.transaction().at(&self.path)?;
         let mut added = 0;
         {
@@ -657,7 +676,7 @@ impl Store {
             let mut text = tx
                 .prepare_cached("INSERT INTO texts(num, text) VALUES (?1, ?2)")
                 .at(&self.path)?;
-            for ((d, sig), frame) in docs.iter().zip(&frames) {
+            for ((d, sig), frame) in docs.iter().zip(frames) {
                 let n = ins
                     .execute(params![
                         d.id,
@@ -1104,7 +1123,7 @@ pub(crate) mod tests {
         let added = s
             .insert_documents(
                 run,
-                &[
+                vec![
                     (doc("b", "two words"), vec![5, big]),
                     (doc("a", "x y"), vec![]),
                 ],
@@ -1113,7 +1132,7 @@ pub(crate) mod tests {
         assert_eq!(added, 2);
         // Same ids again: nothing added, nothing duplicated.
         assert_eq!(
-            s.insert_documents(run, &[(doc("b", "two words"), vec![5])])
+            s.insert_documents(run, vec![(doc("b", "two words"), vec![5])])
                 .unwrap(),
             0
         );
@@ -1128,8 +1147,11 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
         let run = s.begin_run("build", "{}").unwrap();
-        s.insert_documents(run, &[(doc("a", "x"), vec![1]), (doc("b", "x"), vec![1])])
-            .unwrap();
+        s.insert_documents(
+            run,
+            vec![(doc("a", "x"), vec![1]), (doc("b", "x"), vec![1])],
+        )
+        .unwrap();
         let pair = StoredPair {
             id: 0,
             a: "a".into(),
@@ -1274,7 +1296,7 @@ pub(crate) mod tests {
         let p = dir.path().join("c.sqlite");
         let mut s = Store::open(&p).unwrap();
         let run = s.begin_run("build", "{}").unwrap();
-        s.insert_documents(run, &[(doc("a", "x y"), vec![1])])
+        s.insert_documents(run, vec![(doc("a", "x y"), vec![1])])
             .unwrap();
         s.conn
             .execute("UPDATE texts SET text = CAST(x'fffe' AS TEXT)", [])

@@ -285,12 +285,15 @@ impl Store {
     }
 
     /// Hands `each` the id and text of every document with a status, in id order: one scan,
-    /// one text in memory at a time (for writing or exporting a whole collection).
+    /// a chunk of texts in memory at a time, unpacked on all cores (for writing or exporting a
+    /// whole collection).
     pub fn each_text_with_status(
         &self,
         st: Status,
         each: &mut dyn FnMut(String, String) -> Result<()>,
     ) -> Result<()> {
+        use rayon::prelude::*;
+        const CHUNK: usize = 256;
         let mut stmt = self
             .conn
             .prepare(
@@ -299,12 +302,22 @@ impl Store {
             )
             .at(&self.path)?;
         let mut rows = stmt.query([st]).at(&self.path)?;
+        let mut chunk: Vec<(String, super::text::StoredFrame)> = Vec::with_capacity(CHUNK);
+        let mut flush = |chunk: &mut Vec<(String, super::text::StoredFrame)>| -> Result<()> {
+            let texts: Vec<rusqlite::Result<String>> =
+                chunk.par_iter().map(|(_, frame)| frame.unpack()).collect();
+            for ((id, _), text) in chunk.drain(..).zip(texts) {
+                each(id, text.at(&self.path)?)?;
+            }
+            Ok(())
+        };
         while let Some(r) = rows.next().at(&self.path)? {
-            let id: String = r.get(0).at(&self.path)?;
-            let text = r.get::<_, super::text::StoredText>(1).at(&self.path)?.0;
-            each(id, text)?;
+            chunk.push((r.get(0).at(&self.path)?, r.get(1).at(&self.path)?));
+            if chunk.len() == CHUNK {
+                flush(&mut chunk)?;
+            }
         }
-        Ok(())
+        flush(&mut chunk)
     }
 
     /// Row numbers of the documents holding fingerprint `fp` (an indexed lookup).

@@ -53,6 +53,48 @@ impl FromSql for StoredText {
     }
 }
 
+/// A text as it lies in the store, not unpacked yet: read on one thread, unpacked on many.
+pub enum StoredFrame {
+    /// A plain TEXT value (stores before v10), its bytes not checked yet.
+    Plain(Vec<u8>),
+    /// A frame.
+    Packed(Vec<u8>),
+    /// Neither: a value the schema does not allow there.
+    Other(rusqlite::types::Type),
+}
+
+impl FromSql for StoredFrame {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        Ok(match value {
+            ValueRef::Text(plain) => StoredFrame::Plain(plain.to_vec()),
+            ValueRef::Blob(frame) => StoredFrame::Packed(frame.to_vec()),
+            other => StoredFrame::Other(other.data_type()),
+        })
+    }
+}
+
+impl StoredFrame {
+    /// The text, or the conversion failure reading it as a [`StoredText`] gives.
+    pub fn unpack(&self) -> rusqlite::Result<String> {
+        use rusqlite::types::Type;
+        let (value, kind) = match self {
+            StoredFrame::Plain(b) => (ValueRef::Text(b), Type::Text),
+            StoredFrame::Packed(b) => (ValueRef::Blob(b), Type::Blob),
+            StoredFrame::Other(t) => {
+                return Err(rusqlite::Error::InvalidColumnType(0, "text".into(), *t))
+            }
+        };
+        StoredText::column_result(value)
+            .map(|t| t.0)
+            .map_err(|e| match e {
+                FromSqlError::Other(cause) => {
+                    rusqlite::Error::FromSqlConversionFailure(0, kind, cause)
+                }
+                _ => rusqlite::Error::InvalidColumnType(0, "text".into(), kind),
+            })
+    }
+}
+
 /// Registers `zstd_pack(text)` on `conn`, for the migration that packs the texts of older stores.
 pub(crate) fn register_pack(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
@@ -130,6 +172,27 @@ mod tests {
             .err()
             .unwrap();
         assert!(crate::store::is_corruption(&e), "{e}");
+    }
+
+    #[test]
+    fn a_frame_read_now_and_unpacked_later_is_the_text_or_corruption() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let frame = pack("a cat on a mat");
+        let later: StoredFrame = conn.query_row("SELECT ?1", [&frame], |r| r.get(0)).unwrap();
+        assert_eq!(later.unpack().unwrap(), "a cat on a mat");
+        let broken: StoredFrame = conn
+            .query_row("SELECT ?1", [&frame[..frame.len() - 3]], |r| r.get(0))
+            .unwrap();
+        let e = broken.unpack().err().unwrap();
+        assert!(crate::store::is_corruption(&e), "{e}");
+        let number: StoredFrame = conn.query_row("SELECT 7", [], |r| r.get(0)).unwrap();
+        assert!(crate::store::is_corruption(&number.unpack().err().unwrap()));
+        let not_utf8: StoredFrame = conn
+            .query_row("SELECT CAST(x'fffe' AS TEXT)", [], |r| r.get(0))
+            .unwrap();
+        assert!(crate::store::is_corruption(
+            &not_utf8.unpack().err().unwrap()
+        ));
     }
 
     #[test]
