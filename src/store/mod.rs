@@ -171,6 +171,9 @@ CREATE INDEX postings_fp ON postings(fp);
 "#,
 ];
 
+/// The schema version from which texts are stored packed (`text.rs`).
+const PACKED_TEXTS: i64 = 10;
+
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -596,6 +599,11 @@ impl Store {
             tx.pragma_update(None, "user_version", (i + 1) as i64)
                 .at(&self.path)?;
             tx.commit().at(&self.path)?;
+        }
+        if version > 0 && version < PACKED_TEXTS {
+            // Packing freed about half the pages of a store with texts; without a vacuum the
+            // file would keep its old size until new texts filled them.
+            self.conn.execute_batch("VACUUM").at(&self.path)?;
         }
         Ok(())
     }
@@ -1266,6 +1274,16 @@ pub(crate) mod tests {
         assert_eq!((d.status, d.relevance), (Status::Kept, None));
         assert_eq!(d.text, "x y");
         assert_eq!(s.document_metas().unwrap()[0].text_bytes, 3);
+        let (kind, free): (String, i64) = s
+            .conn
+            .query_row(
+                "SELECT (SELECT typeof(text) FROM texts), (SELECT freelist_count FROM pragma_freelist_count)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(kind, "blob", "the upgrade packs the texts");
+        assert_eq!(free, 0, "the upgrade gives back the pages packing freed");
     }
 
     #[test]
