@@ -146,6 +146,15 @@ for f in files("store"):
     if re.search(r"\bt\.text\b|FROM texts\b", body) and "StoredText" not in body:
         failures.append(f"{f.relative_to(SRC.parent)}: reads the texts table without StoredText")
 
+# 7e. The fingerprint index has one home (store/fp_index.rs): only it looks postings up by
+# fingerprint, since a lookup that does not state the split misses a part, and only it (and the
+# migrations of store/mod.rs, which are history) names the index.
+for f in SRC.rglob("*.rs"):
+    if f != SRC / "store" / "fp_index.rs":
+        forbid([f], r"WHERE\s+(p\.)?fp\s*=", "postings are looked up by fingerprint in store/fp_index.rs")
+        if f != SRC / "store" / "mod.rs":
+            forbid([f], r"postings_fp", "the fingerprint index is store/fp_index.rs's")
+
 # 7c. The Spark driver decides nothing: scores, thresholds and the keep rule's order are the
 # binary's (collect worker / collect keep). It may read a verdict's name, never a score.
 job = SRC.parent / "spark" / "collect_job.py"

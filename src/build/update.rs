@@ -282,14 +282,12 @@ fn stored_partners(store: &Store, sigs: &[Vec<u64>], lookup: Lookup) -> Result<V
     let mut nums: Vec<i64> = Vec::new();
     match lookup {
         Lookup::Sql => {
-            for &fp in sigs.iter().flatten() {
-                nums.extend(
-                    store
-                        .docs_with_fingerprint(fp)?
-                        .into_iter()
-                        .filter(|n| !pending.contains(n)),
-                );
-            }
+            // Near-copies among the newcomers share fingerprints: each is looked up once.
+            let mut fps: Vec<u64> = sigs.iter().flatten().copied().collect();
+            fps.sort_unstable();
+            fps.dedup();
+            nums = store.docs_with_fingerprints(&mut fps.into_iter())?;
+            nums.retain(|n| !pending.contains(n));
         }
         Lookup::Memory => {
             let mut index: FxHashMap<u64, Vec<i64>> = FxHashMap::default();

@@ -1,7 +1,7 @@
 //! `collect export`: the kept texts in the user's formats (txt files, JSONL, CSV).
 
 use super::write_atomic;
-use crate::store::queries::DocMeta;
+use crate::store::queries::{DocMeta, TextOrder};
 use crate::store::{Status, Store};
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -65,7 +65,7 @@ pub fn export_stream(store: &Store, format: Format, w: &mut dyn std::io::Write) 
         w.write_all(b"id,text,title,url,source,lang,words,relevance,date,format\r\n")?;
     }
     let mut n = 0;
-    store.each_text_with_status(Status::Kept, &mut |id, text| {
+    store.each_text_with_status(Status::Kept, TextOrder::Id, &mut |id, text| {
         let Some(d) = metas.get(&id) else {
             return Ok(());
         };
@@ -147,7 +147,7 @@ fn export_pairs(store: &Store, w: &mut dyn std::io::Write) -> Result<usize> {
 pub fn export_txt(store: &Store, dir: &Path) -> Result<usize> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut n = 0;
-    store.each_text_with_status(Status::Kept, &mut |id, mut text| {
+    store.each_text_with_status(Status::Kept, TextOrder::Id, &mut |id, mut text| {
         text.push('\n');
         write_atomic(&dir.join(format!("{id}.txt")), text.as_bytes())?;
         n += 1;

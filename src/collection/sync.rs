@@ -6,6 +6,7 @@ use super::report::{
     skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
+use crate::store::queries::TextOrder;
 use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
@@ -56,8 +57,11 @@ enum Texts {
     Atomic,
 }
 
-/// Above this many missing texts one scan of the store beats a lookup per text.
-const BULK_TEXTS: usize = 512;
+/// A scan of the store's kept texts unpacks all of them; a lookup per missing text pays two
+/// B-tree searches instead. The scan is taken when more than one kept text in this many is
+/// missing (a fresh `docs/`); an update's few new texts are looked up (100k-document store:
+/// 947 new texts written in 0.3 s, against 1.0–1.4 s through the scan it used to make).
+const SCAN_SHARE: usize = 8;
 
 /// Brings the collection directory in line with the store: writes the kept texts missing from
 /// `docs/`, removes texts no longer kept, rewrites `manifest.jsonl` and `report.md`.
@@ -115,9 +119,9 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
                 .with_context(|| format!("{}: cannot write", path.display())),
         }
     };
-    if missing.len() > BULK_TEXTS {
+    if missing.len() * SCAN_SHARE > kept.len() {
         let want: std::collections::HashSet<&str> = missing.iter().copied().collect();
-        store.each_text_with_status(Status::Kept, &mut |id, text| {
+        store.each_text_with_status(Status::Kept, TextOrder::Stored, &mut |id, text| {
             if want.contains(id.as_str()) {
                 write_text(&id, &text)?;
             }

@@ -4,6 +4,7 @@
 //! goes through a transaction, so a process killed at any moment leaves a consistent store.
 
 pub mod files;
+mod fp_index;
 pub mod health;
 pub mod queries;
 pub mod review_log;
@@ -168,6 +169,14 @@ INSERT OR IGNORE INTO postings_v10(doc, fp) SELECT doc, fp FROM postings ORDER B
 DROP TABLE postings;
 ALTER TABLE postings_v10 RENAME TO postings;
 CREATE INDEX postings_fp ON postings(fp);
+"#,
+    // v11 (speed): the fingerprint index in two parts split at a document number (`fp_index.rs`),
+    // so an update's postings enter a small index instead of touching every page of one over the
+    // whole store. The split depends on the data, so the next `index_postings` (every update
+    // calls it) makes the parts; the version bump keeps an older collect, whose lookups could not
+    // use a partial index, from opening the store.
+    r#"
+DROP INDEX IF EXISTS postings_fp;
 "#,
 ];
 
@@ -726,22 +735,6 @@ impl Store {
         }
         tx.commit().at(&self.path)?;
         Ok(added)
-    }
-
-    /// Drops the fingerprint index of the postings while a build stores documents: kept up to
-    /// date, it costs a build most of its writes (see the v8 migration).
-    pub fn defer_postings_index(&self) -> Result<()> {
-        self.conn
-            .execute_batch("DROP INDEX IF EXISTS postings_fp")
-            .at(&self.path)
-    }
-
-    /// Makes the fingerprint index of the postings if it is missing (one sorted pass); what
-    /// an update's lookups of stored partners need. A no-op when it is there.
-    pub fn index_postings(&self) -> Result<()> {
-        self.conn
-            .execute_batch("CREATE INDEX IF NOT EXISTS postings_fp ON postings(fp)")
-            .at(&self.path)
     }
 
     /// Ids and signatures of the documents with the given status, ordered by id.
@@ -1322,7 +1315,9 @@ pub(crate) mod tests {
         drop(s);
         let s = Store::open_read_only(&p).unwrap();
         let e = s
-            .each_text_with_status(Status::Pending, &mut |_, _| Ok(()))
+            .each_text_with_status(Status::Pending, queries::TextOrder::Stored, &mut |_, _| {
+                Ok(())
+            })
             .err()
             .unwrap();
         assert!(crate::error::is_bad_input(&e), "{e:#}");

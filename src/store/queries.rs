@@ -83,6 +83,15 @@ fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocMeta> {
     })
 }
 
+/// The order in which [`Store::each_text_with_status`] hands out texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextOrder {
+    /// By document id, as exports list them.
+    Id,
+    /// As the store holds them, which reads fastest where the order does not matter.
+    Stored,
+}
+
 /// A curator's choice on a contained pair. On a cluster, `keep-all` and `keep-container` say
 /// the same as `keep-both` and `drop-contained` said of each of its pairs.
 #[derive(
@@ -262,12 +271,11 @@ impl Store {
 
     /// Metadata of one document by row number.
     pub fn document_meta_by_num(&self, num: i64) -> Result<Option<DocMeta>> {
+        // Cached: an update asks this of every stored partner, thousands of times.
         self.conn
-            .query_row(
-                &format!("SELECT {META_COLS} FROM documents WHERE num = ?1"),
-                [num],
-                meta_row,
-            )
+            .prepare_cached(&format!("SELECT {META_COLS} FROM documents WHERE num = ?1"))
+            .at(&self.path)?
+            .query_row([num], meta_row)
             .optional()
             .at(&self.path)
     }
@@ -275,32 +283,39 @@ impl Store {
     /// The cleaned text of one document.
     pub fn document_text(&self, id: &str) -> Result<Option<String>> {
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT t.text FROM documents d JOIN texts t ON t.num = d.num WHERE d.id = ?1",
-                [id],
-                |r| Ok(r.get::<_, super::text::StoredText>(0)?.0),
             )
+            .at(&self.path)?
+            .query_row([id], |r| Ok(r.get::<_, super::text::StoredText>(0)?.0))
             .optional()
             .at(&self.path)
     }
 
-    /// Hands `each` the id and text of every document with a status, in id order: one scan,
+    /// Hands `each` the id and text of every document with a status, in `order`: one scan,
     /// a chunk of texts in memory at a time, unpacked on all cores (for writing or exporting a
     /// whole collection).
     pub fn each_text_with_status(
         &self,
         st: Status,
+        order: TextOrder,
         each: &mut dyn FnMut(String, String) -> Result<()>,
     ) -> Result<()> {
         use rayon::prelude::*;
         const CHUNK: usize = 256;
-        let mut stmt = self
-            .conn
-            .prepare(
+        // `+d.status` keeps the planner off the status index, which would need a temporary
+        // B-tree of every text to sort by id (100k texts: 0.42 s against 0.07 s in row order).
+        let sql = match order {
+            TextOrder::Id => {
                 "SELECT d.id, t.text FROM documents d JOIN texts t ON t.num = d.num
-                 WHERE d.status = ?1 ORDER BY d.id",
-            )
-            .at(&self.path)?;
+                 WHERE +d.status = ?1 ORDER BY d.id"
+            }
+            TextOrder::Stored => {
+                "SELECT d.id, t.text FROM documents d JOIN texts t ON t.num = d.num
+                 WHERE d.status = ?1 ORDER BY d.num"
+            }
+        };
+        let mut stmt = self.conn.prepare(sql).at(&self.path)?;
         let mut rows = stmt.query([st]).at(&self.path)?;
         let mut chunk: Vec<(String, super::text::StoredFrame)> = Vec::with_capacity(CHUNK);
         let mut flush = |chunk: &mut Vec<(String, super::text::StoredFrame)>| -> Result<()> {
@@ -318,16 +333,6 @@ impl Store {
             }
         }
         flush(&mut chunk)
-    }
-
-    /// Row numbers of the documents holding fingerprint `fp` (an indexed lookup).
-    pub fn docs_with_fingerprint(&self, fp: u64) -> Result<Vec<i64>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT doc FROM postings WHERE fp = ?1")
-            .at(&self.path)?;
-        let rows = stmt.query_map([fp as i64], |r| r.get(0)).at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// The signature of one document by row number, sorted.
