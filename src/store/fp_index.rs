@@ -24,7 +24,7 @@ const RECENT: &str = "postings_fp_recent";
 
 /// The recent part is folded into the main one once it indexes more than one document in this
 /// many of those the main part indexes.
-pub const RECENT_SHARE: i64 = 8;
+const RECENT_SHARE: i64 = 8;
 
 /// How the fingerprint index stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,12 +75,6 @@ impl Store {
     /// of an older store by the two parts, and folds the recent part into the main one when it
     /// has outgrown [`RECENT_SHARE`]. A no-op otherwise.
     pub fn index_postings(&self) -> Result<()> {
-        let newest: i64 = self
-            .conn
-            .query_row("SELECT COALESCE(MAX(num), 0) FROM documents", [], |r| {
-                r.get(0)
-            })
-            .at(&self.path)?;
         let rebuild = match self.fp_split()? {
             Split::Missing | Split::Whole => true,
             Split::At(split) => {
@@ -97,6 +91,12 @@ impl Store {
         if !rebuild {
             return Ok(());
         }
+        let newest: i64 = self
+            .conn
+            .query_row("SELECT COALESCE(MAX(num), 0) FROM documents", [], |r| {
+                r.get(0)
+            })
+            .at(&self.path)?;
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         tx.execute_batch(&format!(
             "DROP INDEX IF EXISTS {MAIN}; DROP INDEX IF EXISTS {RECENT};
