@@ -57,6 +57,9 @@ pub(super) struct Page<'a> {
     pub(super) ld_body: Option<String>,
     /// `og:description` or `description` meta tag.
     pub(super) description: Option<String>,
+    /// Whether class names and weak tags were trusted by the last
+    /// `mark_boilerplate`.
+    pub(super) use_class: bool,
 }
 
 fn tag_kind(name: &str) -> Option<Kind> {
@@ -126,6 +129,7 @@ impl<'a> Page<'a> {
             site_name: None,
             ld_body: None,
             description: None,
+            use_class: true,
         };
         let root = doc.tree.root();
         page.nodes.push(ANode {

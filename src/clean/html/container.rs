@@ -4,6 +4,7 @@
 
 use super::arena::{Kind, Page};
 use super::blocks::{Block, BlockKind};
+use super::hints::HINT_CONTENT;
 use super::whitespace::normalize_space;
 
 /// Block weight: non-link characters count for the block, characters in
@@ -17,12 +18,17 @@ const MIN_TEXT_SHARE: f32 = 0.45;
 /// content the run must hold than the winner alone.
 const CLUSTER_CLIMB: usize = 7;
 const CLUSTER_GAIN: f32 = 1.5;
+/// Share of the winner's weight an element named as content must hold to
+/// be taken instead of it.
+const NAMED_SHARE: f32 = 0.8;
 /// Climb to the parent while it keeps this share of the score and adds this
 /// factor of positive weight.
 const EXPAND_KEEP: f32 = 0.6;
 const EXPAND_GAIN: f32 = 1.3;
 const PRUNE_SCORE: f32 = -80.0;
 const PRUNE_LINK_DENSITY: f32 = 0.4;
+/// A paragraph this long with few links is prose that pruning keeps.
+const PROSE_CHARS: u32 = 150;
 /// Sibling paragraphs taken with the container: this many characters with
 /// few links, or shorter ones without links that end a sentence
 /// (Readability's values).
@@ -64,6 +70,8 @@ impl Page<'_> {
         }
         if score[best] < 100.0 {
             best = body;
+        } else if let Some(named) = self.named_content(best, &score) {
+            best = named;
         }
         // A table of contents or a link list between sections can make one
         // section outscore the whole text; climb while an ancestor brings
@@ -94,13 +102,9 @@ impl Page<'_> {
             let p = self.nodes[x].parent as usize;
             let sig = self.signature(x);
             let (mut same, mut same_positive) = (0, 0.0);
-            let mut c = p + 1;
-            while c < self.nodes[p].end as usize {
-                if self.signature(c) == sig {
-                    same += 1;
-                    same_positive += positive[c];
-                }
-                c = (self.nodes[c].end as usize).max(c + 1);
+            for c in self.children(p).filter(|&c| self.signature(c) == sig) {
+                same += 1;
+                same_positive += positive[c];
             }
             if same >= 2 && same_positive >= CLUSTER_GAIN * positive[x] && score[p] > 0.0 {
                 best = p;
@@ -109,6 +113,62 @@ impl Page<'_> {
             x = p;
         }
         (best, score)
+    }
+
+    /// Newsletter pitches, member offers and author bios are prose too, and
+    /// beside a short article they can lift the page wrapper above it. An
+    /// element the markup names as content (`<article>`, `<main>`,
+    /// `itemprop=articleBody`, `class="entry-content"`) holding most of the
+    /// winner's weight is the article, unless it is one post or card of a run.
+    fn named_content(&self, best: usize, score: &[f32]) -> Option<usize> {
+        let mut named: Option<usize> = None;
+        for i in best + 1..self.nodes[best].end as usize {
+            let n = &self.nodes[i];
+            if n.kind != Kind::Text
+                && !n.removed
+                && score[i] >= NAMED_SHARE * score[best]
+                && named.is_none_or(|c| score[i] >= score[c])
+                && self.content_named(i)
+            {
+                named = Some(i);
+            }
+        }
+        named.filter(|&c| !self.in_sibling_run(c, best))
+    }
+
+    /// Whether `i` or an ancestor below `top`, named as content, repeats its
+    /// markup in a sibling: one post or card of a run, not the article.
+    fn in_sibling_run(&self, i: usize, top: usize) -> bool {
+        let mut x = i;
+        while x != top {
+            let p = self.nodes[x].parent as usize;
+            let sig = self.signature(x);
+            if self.content_named(x)
+                && sig.is_some_and(|(_, class)| !class.is_empty())
+                && self
+                    .children(p)
+                    .any(|c| c != x && self.nodes[c].kind != Kind::Text && self.signature(c) == sig)
+            {
+                return true;
+            }
+            x = p;
+        }
+        false
+    }
+
+    /// The children of `p`, in document order.
+    fn children(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
+        let end = self.nodes[p].end as usize;
+        let first = (p + 1 < end).then_some(p + 1);
+        std::iter::successors(first, move |&c| {
+            let next = (self.nodes[c].end as usize).max(c + 1);
+            (next < end).then_some(next)
+        })
+    }
+
+    fn content_named(&self, i: usize) -> bool {
+        let n = &self.nodes[i];
+        n.hint == HINT_CONTENT || (self.use_class && n.hint == 0 && n.class_hint == HINT_CONTENT)
     }
 
     /// Tag name and first class, the part of markup that repeats across posts or cards.
@@ -133,10 +193,27 @@ impl Page<'_> {
         let c = &self.nodes[best];
         let container_density = c.link_chars as f32 / c.chars.max(1) as f32;
         let density_limit = PRUNE_LINK_DENSITY.max(2.0 * container_density);
+        // A table of contents boxed with the lead paragraph must not take the
+        // paragraph with it: a subtree holding prose is entered, not dropped.
+        let mut prose = vec![false; self.nodes.len()];
+        for b in blocks {
+            if b.kind == BlockKind::Para
+                && b.chars >= PROSE_CHARS
+                && (b.link_chars as f32) < SIBLING_LINK_DENSITY * b.chars as f32
+            {
+                prose[b.owner as usize] = true;
+            }
+        }
+        for i in (best + 1..hi as usize).rev() {
+            if prose[i] {
+                prose[self.nodes[i].parent as usize] = true;
+            }
+        }
         let mut i = best + 1;
         while i < hi as usize {
             let n = &self.nodes[i];
             if n.kind != Kind::Text
+                && !prose[i]
                 && score[i] < PRUNE_SCORE
                 && n.link_chars as f32 > density_limit * n.chars as f32
             {

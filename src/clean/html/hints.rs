@@ -245,6 +245,7 @@ impl Page<'_> {
     pub(super) fn mark_boilerplate(&mut self, use_class: bool) {
         // Raw sizes decide whether a hinted element is really a page wrapper
         // (e.g. `<div class="has-sidebar">` around everything).
+        self.use_class = use_class;
         for n in self.nodes.iter_mut() {
             n.removed = false;
         }

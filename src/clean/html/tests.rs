@@ -173,7 +173,7 @@ fn layout_names_inside_content_are_sections_not_boilerplate() {
 fn quotes_of_earlier_posts_keep_only_the_reply() {
     let first = "The first post says something long enough to be quoted later on.";
     let html = format!(
-        "<html><body><div class='thread'>\
+        "<html><body><div class='conversation'>\
          <div class='post'><p>{first} {PARA}</p></div>\
          <div class='post'><blockquote><div>Ann said:</div><p>{first} {PARA}</p></blockquote>\
          <p>My reply adds a new thought. {PARA}</p></div>\
@@ -434,4 +434,67 @@ fn paragraphs_beside_a_lone_winning_paragraph_are_kept() {
     );
     assert!(!e.text.contains("ALSO LIKE"), "{}", e.text);
     assert!(!e.text.contains("Project number"), "{}", e.text);
+}
+
+#[test]
+fn article_named_as_content_beats_prose_boilerplate_around_it() {
+    // A member offer and an author bio are prose without links: with them
+    // the page wrapper outweighs the article, which the markup names.
+    let paras: String = (1..=12)
+        .map(|i| format!("<p>Part {i}. {PARA}</p>"))
+        .collect();
+    let html = format!(
+        "<html><body><div class='page'><div class='entry-content'>{paras}</div>\
+         <div class='member-pitch'><p>Become a member at no charge and you will gain access \
+         to every post published in the past year, our bookmark tool and the bulletin board.</p></div>\
+         <div class='bio'><p>Jane Doe is a freelance writer living near the coast, who has \
+         covered gardens, houses and the people who build them for over ten years.</p></div>\
+         </div></body></html>"
+    );
+    let e = extract(&html, None);
+    assert_eq!(
+        e.text.matches("real article text").count(),
+        12,
+        "{}",
+        e.text
+    );
+    assert!(!e.text.contains("Become a member"), "{}", e.text);
+    assert!(!e.text.contains("freelance writer"), "{}", e.text);
+}
+
+#[test]
+fn one_post_of_a_thread_does_not_stand_for_the_thread() {
+    // The first post holds most of the thread's text and is named as
+    // content, but its siblings share its markup: all posts are kept.
+    let html = format!(
+        "<html><body><div class='conversation'>\
+         <div class='post-body'><p>{PARA} Again: {PARA} And: {PARA} Once more: {PARA}</p></div>\
+         <div class='post-body'><p>A short reply that agrees with the first post here.</p></div>\
+         <div class='post-body'><p>Another reply, asking a question about the first post.</p></div>\
+         </div></body></html>"
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("A short reply"), "{}", e.text);
+    assert!(e.text.contains("Another reply"), "{}", e.text);
+}
+
+#[test]
+fn a_contents_box_does_not_take_the_lead_paragraph_with_it() {
+    let paras: String = (1..=8)
+        .map(|i| format!("<p>Part {i}. {PARA}</p>"))
+        .collect();
+    let toc: String = (1..=10)
+        .map(|i| format!("<li><a href='#s{i}'>Section number {i} of this long guide</a></li>"))
+        .collect();
+    let html = format!(
+        "<html><body><article><h1>A guide</h1>\
+         <div class='detail-body'><div><strong>Contents</strong><ol>{toc}</ol></div>\
+         <p>The lead paragraph says what this guide is for, who should read it and why \
+         the companies below were chosen for it, from the largest to the tenth largest by \
+         their share of the market in the last year.</p></div>\
+         {paras}</article></body></html>"
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("The lead paragraph"), "{}", e.text);
+    assert!(!e.text.contains("Section number"), "{}", e.text);
 }
