@@ -127,13 +127,16 @@ impl Engine<'_> {
             exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
             shingle: detector.shingle(),
         };
-        let shared = detector.candidate_pairs(sigs, queries);
-        let candidates = shared.len();
         let all = self.wanted == Wanted::All;
-        let mut pairs = judge_pairs(sigs, &shared, detector, thresholds, &|p| {
-            all || p.verdict != Verdict::Different || triage.needs(p)
+        let keep = |p: &Pair| all || p.verdict != Verdict::Different || triage.needs(p);
+        let mut candidates = 0;
+        let mut pairs = Vec::new();
+        // Judged a block at a time: only the pairs kept are ever held, not every pair that
+        // shares an element.
+        detector.candidate_pairs(sigs, queries, &mut |block| {
+            candidates += block.len();
+            pairs.extend(judge_pairs(sigs, &block, detector, thresholds, &keep));
         });
-        drop(shared);
         let verified = verify_found(&mut pairs, &triage, detector, thresholds, full_texts)?;
         if self.wanted == Wanted::Flagged {
             pairs.retain(|p| p.verdict != Verdict::Different);
@@ -298,16 +301,33 @@ fn judge_pairs(
 /// documents, which would otherwise pass for copied passages. A distributed run counts the same
 /// statistic across executors and hands the result to [`mark_boilerplate`].
 pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZone) -> Vec<u64> {
-    // Counting by sorting one flat list beats a hash map of counts at millions of shingles.
-    let mut all: Vec<u32> = sets.flat_map(|s| s.iter().copied()).collect();
-    all.par_sort_unstable();
-    let mut frequent: Vec<u64> = Vec::new();
-    for run in all.chunk_by(|x, y| x == y) {
-        if is_boilerplate(run.len(), grey) {
-            frequent.push(u64::from(run[0]));
+    // Counting by sorting a flat list beats a hash map of counts at millions of shingles; the
+    // list is cut by the shingles' top bits so that only a sixteenth of it is held at a time.
+    const PART_BITS: u32 = 4;
+    let sets: Vec<&[u32]> = sets.collect();
+    let frequent_in = |part: u32| -> Vec<u64> {
+        let in_part = |s: &[u32]| {
+            let first = s.partition_point(|&c| c >> (32 - PART_BITS) < part);
+            let end = s.partition_point(|&c| c >> (32 - PART_BITS) <= part);
+            first..end
+        };
+        let mut all: Vec<u32> = Vec::with_capacity(sets.iter().map(|s| in_part(s).len()).sum());
+        for s in &sets {
+            all.extend_from_slice(&s[in_part(s)]);
         }
-    }
-    frequent
+        all.sort_unstable();
+        all.chunk_by(|x, y| x == y)
+            .filter(|run| is_boilerplate(run.len(), grey))
+            .map(|run| u64::from(run[0]))
+            .collect()
+    };
+    // Parts in parallel, one per thread at a time; collected in order, so the list is sorted.
+    let parts: Vec<Vec<u64>> = (0..1u32 << PART_BITS)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(frequent_in)
+        .collect();
+    parts.concat()
 }
 
 /// Whether a shingle seen in `count` of the verified texts is boilerplate.

@@ -121,7 +121,12 @@ impl Detector for A12 {
         super::into_set(out)
     }
 
-    fn candidate_pairs(&self, sigs: &[Vec<u64>], queries: usize) -> Vec<(u32, u32, u32)> {
+    fn candidate_pairs(
+        &self,
+        sigs: &[Vec<u64>],
+        queries: usize,
+        sink: &mut dyn FnMut(Vec<(u32, u32, u32)>),
+    ) {
         let recs: Vec<Record> = sigs.iter().map(|s| Record::from_sig(s)).collect();
         let mut groups: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
         for (d, r) in recs.iter().enumerate() {
@@ -166,7 +171,7 @@ impl Detector for A12 {
         }
         out.sort_unstable();
         out.dedup();
-        out
+        sink(out)
     }
 
     key_detector_common!(|_: &Self| 1);
@@ -218,7 +223,8 @@ mod tests {
         let longer = format!("{BASE} {}", "Whiskey xray yankee zulu. ".repeat(3));
         let other = "Completely different words appear here today. Nothing shared with anything.";
         let sigs = vec![sign(BASE), sign(&copy), sign(&longer), sign(other)];
-        let pairs = A12.candidate_pairs(&sigs, sigs.len());
+        let mut pairs = Vec::new();
+        A12.candidate_pairs(&sigs, sigs.len(), &mut |block| pairs.extend(block));
         // BASE and copy: same 3 sentences, lengths 20 and 21, 5 and 6 sentences → duplicates.
         // longer has 32 words (> 1.15 × 21) and 8 sentences: a different chain.
         assert_eq!(pairs, vec![(0, 1, 3)]);

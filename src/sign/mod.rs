@@ -295,11 +295,17 @@ pub trait Detector: Send + Sync {
         true
     }
 
-    /// Candidate pairs `(a, b, shared elements)`, `a < b`, sorted, among the pairs that involve
-    /// one of the first `queries` documents. The default counts shared elements through
-    /// postings; a detector with its own pairing logic (A12) overrides it.
-    fn candidate_pairs(&self, sigs: &[Vec<u64>], queries: usize) -> Vec<(u32, u32, u32)> {
-        shared_pairs(sigs, &Postings::build(sigs), queries)
+    /// Candidate pairs `(a, b, shared elements)`, `a < b`, among the pairs that involve one of
+    /// the first `queries` documents, handed to `sink` in blocks, sorted across blocks. The
+    /// default counts shared elements through postings; a detector with its own pairing logic
+    /// (A12) overrides it.
+    fn candidate_pairs(
+        &self,
+        sigs: &[Vec<u64>],
+        queries: usize,
+        sink: &mut dyn FnMut(Vec<(u32, u32, u32)>),
+    ) {
+        shared_pairs(sigs, &Postings::build(sigs), queries, sink)
     }
 }
 

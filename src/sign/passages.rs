@@ -12,8 +12,10 @@ pub struct ShingleSeq {
     order: Vec<u32>,
     set: Vec<u32>,
     words: usize,
-    /// By position in `order`: whether the shingle is boilerplate ([`ShingleSeq::mark_common`]).
-    common: Vec<bool>,
+    /// By position in `order`, a bit each: whether the shingle is boilerplate
+    /// ([`ShingleSeq::mark_common`]). Bits, not bools: a verification holds millions of
+    /// shingles.
+    common: Vec<u64>,
 }
 
 impl ShingleSeq {
@@ -21,11 +23,13 @@ impl ShingleSeq {
     pub fn new(text: &CanonText, w: usize) -> Self {
         let mut order = Vec::with_capacity(text.len());
         for_each_shingle_crc(text, w, |c| order.push(c));
+        order.shrink_to_fit();
         let mut set = order.clone();
         set.sort_unstable();
         set.dedup();
+        set.shrink_to_fit();
         ShingleSeq {
-            common: vec![false; order.len()],
+            common: vec![0; order.len().div_ceil(64)],
             order,
             set,
             words: text.len(),
@@ -34,9 +38,16 @@ impl ShingleSeq {
 
     /// Marks the shingles `is_common` names as boilerplate: they never join a copied passage.
     pub fn mark_common(&mut self, is_common: impl Fn(u32) -> bool) {
-        for (flag, &c) in self.common.iter_mut().zip(&self.order) {
-            *flag = is_common(c);
+        self.common.fill(0);
+        for (i, &c) in self.order.iter().enumerate() {
+            if is_common(c) {
+                self.common[i / 64] |= 1 << (i % 64);
+            }
         }
+    }
+
+    fn is_common(&self, i: usize) -> bool {
+        self.common[i / 64] >> (i % 64) & 1 == 1
     }
 
     /// The full shingle index: sorted, without repeats (what [`super::Full`] signs, its CRC32s
@@ -69,8 +80,8 @@ impl ShingleSeq {
                 *covered_until = last;
             }
         };
-        for (i, (c, &common)) in self.order.iter().zip(&self.common).enumerate() {
-            if common || other.set.binary_search(c).is_err() {
+        for (i, c) in self.order.iter().enumerate() {
+            if self.is_common(i) || other.set.binary_search(c).is_err() {
                 if i > run_start {
                     close(run_start, i, &mut covered_until);
                 }

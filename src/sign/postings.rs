@@ -6,101 +6,158 @@
 //! detector for candidates and never builds an index itself.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 
-/// Inverted index: element → documents holding it, in compressed rows.
+/// Parts the index is built in, each sorted on its own: the (element, document) list is held
+/// a part at a time, not whole.
+const BUILD_PARTS: usize = 16;
+
+/// Query documents whose pairs are counted and handed on together: small enough that a
+/// block's pairs are a few megabytes, large enough to keep both cores busy.
+const QUERY_BLOCK: usize = 2048;
+
+/// Inverted index in compressed rows: for each distinct element (a *key*, numbered in
+/// increasing element order) the documents holding it, and for each document its keys.
+///
+/// Documents hold key numbers rather than elements, so counting pairs never looks an element
+/// up: at millions of elements a hash map from element to row costs more, in memory and in
+/// time, than the rows themselves.
 pub struct Postings {
-    keys: FxHashMap<u64, u32>,
+    /// Row of key `k`: `docs[offsets[k]..offsets[k + 1]]`, in increasing order.
     offsets: Vec<u32>,
     docs: Vec<u32>,
+    /// Keys of document `d`: `doc_keys[doc_offsets[d]..doc_offsets[d + 1]]`.
+    doc_offsets: Vec<u32>,
+    doc_keys: Vec<u32>,
 }
 
 impl Postings {
-    /// Builds the index of `sigs` (document i holds the elements of `sigs[i]`).
+    /// Builds the index of `sigs` (document i holds the elements of `sigs[i]`: sorted, without
+    /// repeats, as signatures are).
     pub fn build(sigs: &[Vec<u64>]) -> Postings {
-        let mut entries: Vec<(u64, u32)> = Vec::with_capacity(sigs.iter().map(Vec::len).sum());
-        for (doc, sig) in sigs.iter().enumerate() {
-            entries.extend(sig.iter().map(|&e| (e, doc as u32)));
+        let mut doc_offsets = Vec::with_capacity(sigs.len() + 1);
+        let mut total = 0u32;
+        doc_offsets.push(0);
+        for sig in sigs {
+            total += sig.len() as u32;
+            doc_offsets.push(total);
         }
-        entries.par_sort_unstable();
-        let mut keys = FxHashMap::default();
-        let mut offsets = Vec::new();
-        let mut docs = Vec::with_capacity(entries.len());
+        let mut postings = Postings {
+            offsets: Vec::new(),
+            docs: Vec::with_capacity(total as usize),
+            doc_offsets,
+            doc_keys: vec![0; total as usize],
+        };
         let mut last = None;
-        for (e, d) in entries {
-            if last != Some(e) {
-                keys.insert(e, offsets.len() as u32);
-                offsets.push(docs.len() as u32);
-                last = Some(e);
+        let starts = part_starts(sigs);
+        for (p, &start) in starts.iter().enumerate() {
+            let next = starts.get(p + 1).copied();
+            // (element, document, position in the document's signature)
+            let mut entries: Vec<(u64, u32, u32)> = Vec::new();
+            for (doc, sig) in sigs.iter().enumerate() {
+                let first = sig.partition_point(|&e| e < start);
+                let end = next.map_or(sig.len(), |n| sig.partition_point(|&e| e < n));
+                entries.extend((first..end).map(|i| (sig[i], doc as u32, i as u32)));
             }
-            docs.push(d);
+            entries.par_sort_unstable();
+            for (e, doc, i) in entries {
+                if last != Some(e) {
+                    postings.offsets.push(postings.docs.len() as u32);
+                    last = Some(e);
+                }
+                let key = postings.offsets.len() as u32 - 1;
+                postings.doc_keys[(postings.doc_offsets[doc as usize] + i) as usize] = key;
+                postings.docs.push(doc);
+            }
         }
-        offsets.push(docs.len() as u32);
-        Postings {
-            keys,
-            offsets,
-            docs,
-        }
+        postings.offsets.push(postings.docs.len() as u32);
+        postings.offsets.shrink_to_fit();
+        postings
     }
 
-    /// Documents holding `elem`, in increasing order.
-    pub fn get(&self, elem: u64) -> &[u32] {
-        match self.keys.get(&elem) {
-            Some(&k) => {
-                &self.docs[self.offsets[k as usize] as usize..self.offsets[k as usize + 1] as usize]
-            }
-            None => &[],
-        }
+    /// Documents holding key `key`, in increasing order.
+    pub fn row(&self, key: u32) -> &[u32] {
+        &self.docs[self.offsets[key as usize] as usize..self.offsets[key as usize + 1] as usize]
+    }
+
+    /// Keys of document `doc`'s elements.
+    pub fn keys_of(&self, doc: usize) -> &[u32] {
+        &self.doc_keys[self.doc_offsets[doc] as usize..self.doc_offsets[doc + 1] as usize]
     }
 }
 
+/// First elements of the build's parts, in increasing order, from a sample of the elements:
+/// parts of about equal size whatever the elements' distribution (CRC32 values, tagged
+/// hashes).
+fn part_starts(sigs: &[Vec<u64>]) -> Vec<u64> {
+    let mut sample: Vec<u64> = sigs
+        .iter()
+        .flat_map(|s| s.iter().step_by(64))
+        .copied()
+        .collect();
+    sample.sort_unstable();
+    let mut starts = vec![0];
+    for p in 1..BUILD_PARTS {
+        if let Some(&b) = sample.get(p * sample.len() / BUILD_PARTS) {
+            if b > *starts.last().unwrap_or(&0) {
+                starts.push(b);
+            }
+        }
+    }
+    starts
+}
+
 /// Every pair of documents sharing at least one element, with intersection counts, among the
-/// pairs that involve one of the first `queries` documents.
+/// pairs that involve one of the first `queries` documents, handed to `sink` in blocks.
 ///
-/// Returns `(a, b, |A∩B|)` with `a < b`, sorted. Work is proportional to the sum over elements
-/// of the squared posting length, and is split over the rayon pool by document. All-vs-all
-/// passes `queries = sigs.len()`; an update puts its newcomers first and their stored partners
-/// after them, so pairs of two stored texts, settled long ago, are never counted again.
+/// Hands on `(a, b, |A∩B|)` with `a < b`, in increasing order across blocks, so the caller
+/// keeps what it wants of each block and the whole list never sits in memory. Work is
+/// proportional to the sum over elements of the squared posting length, and is split over the
+/// rayon pool by document. All-vs-all passes `queries = sigs.len()`; an update puts its
+/// newcomers first and their stored partners after them, so pairs of two stored texts,
+/// settled long ago, are never counted again.
 pub fn shared_pairs(
     sigs: &[Vec<u64>],
     postings: &Postings,
     queries: usize,
-) -> Vec<(u32, u32, u32)> {
+    sink: &mut dyn FnMut(Vec<(u32, u32, u32)>),
+) {
     let n = sigs.len();
-    let mut out: Vec<(u32, u32, u32)> = (0..queries.min(n))
-        .into_par_iter()
-        .with_min_len(64)
-        .map_init(
-            || (vec![0u32; n], Vec::<u32>::new()),
-            |(counts, touched), a| {
-                for &e in &sigs[a] {
-                    let list = postings.get(e);
-                    // Lists are sorted: only partners with a larger index, so each pair once.
-                    let start = list.partition_point(|&d| d as usize <= a);
-                    for &b in &list[start..] {
-                        let c = &mut counts[b as usize];
-                        if *c == 0 {
-                            touched.push(b);
+    let queries = queries.min(n);
+    for block in (0..queries).step_by(QUERY_BLOCK) {
+        let per_doc: Vec<Vec<(u32, u32, u32)>> = (block..(block + QUERY_BLOCK).min(queries))
+            .into_par_iter()
+            .with_min_len(64)
+            .map_init(
+                || (vec![0u32; n], Vec::<u32>::new()),
+                |(counts, touched), a| {
+                    for &key in postings.keys_of(a) {
+                        let list = postings.row(key);
+                        // Lists are sorted: only partners with a larger index, so each pair
+                        // once.
+                        let start = list.partition_point(|&d| d as usize <= a);
+                        for &b in &list[start..] {
+                            let c = &mut counts[b as usize];
+                            if *c == 0 {
+                                touched.push(b);
+                            }
+                            *c += 1;
                         }
-                        *c += 1;
                     }
-                }
-                touched.sort_unstable();
-                let found: Vec<(u32, u32, u32)> = touched
-                    .iter()
-                    .map(|&b| (a as u32, b, counts[b as usize]))
-                    .collect();
-                for &b in touched.iter() {
-                    counts[b as usize] = 0;
-                }
-                touched.clear();
-                found
-            },
-        )
-        .flatten_iter()
-        .collect();
-    out.par_sort_unstable();
-    out
+                    touched.sort_unstable();
+                    let found: Vec<(u32, u32, u32)> = touched
+                        .iter()
+                        .map(|&b| (a as u32, b, counts[b as usize]))
+                        .collect();
+                    for &b in touched.iter() {
+                        counts[b as usize] = 0;
+                    }
+                    touched.clear();
+                    found
+                },
+            )
+            .collect();
+        sink(per_doc.concat());
+    }
 }
 
 #[cfg(test)]
@@ -108,21 +165,36 @@ mod tests {
     use super::*;
     use crate::sign::intersection_size;
 
+    /// [`shared_pairs`] gathered into one list .
+    fn all_shared_pairs(sigs: &[Vec<u64>], queries: usize) -> Vec<(u32, u32, u32)> {
+        let mut out = Vec::new();
+        shared_pairs(sigs, &Postings::build(sigs), queries, &mut |block| {
+            out.extend(block)
+        });
+        out
+    }
+
     #[test]
     fn postings_pairs_equal_naive_pairs() {
-        // Pseudo-random sets with heavy overlap, including a very common element.
+        // Pseudo-random sets with overlap, and an element in a third of them.
         let mut state = 7u64;
         let mut next = || {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            (state >> 33) % 60
+            (state >> 33) % 3000
         };
-        let sigs: Vec<Vec<u64>> = (0..80)
-            .map(|_| crate::sign::into_set((0..12).map(|_| next()).collect()))
+        // More documents than a block of queries, so pairs cross blocks.
+        let sigs: Vec<Vec<u64>> = (0..QUERY_BLOCK + 300)
+            .map(|d| {
+                let mut sig: Vec<u64> = (0..12).map(|_| next()).collect();
+                if d % 3 == 0 {
+                    sig.push(5000);
+                }
+                crate::sign::into_set(sig)
+            })
             .collect();
-        let postings = Postings::build(&sigs);
-        let fast = shared_pairs(&sigs, &postings, sigs.len());
+        let fast = all_shared_pairs(&sigs, sigs.len());
         let mut naive = Vec::new();
         for a in 0..sigs.len() {
             for b in a + 1..sigs.len() {
@@ -138,12 +210,39 @@ mod tests {
     #[test]
     fn queries_limit_pairs_to_the_first_documents() {
         let sigs = vec![vec![1u64, 2], vec![2, 3], vec![1, 3]];
-        let postings = Postings::build(&sigs);
         // Only pairs involving document 0: (0,1) and (0,2), never (1,2).
-        assert_eq!(
-            shared_pairs(&sigs, &postings, 1),
-            vec![(0, 1, 1), (0, 2, 1)]
-        );
-        assert_eq!(shared_pairs(&sigs, &postings, 3).len(), 3);
+        assert_eq!(all_shared_pairs(&sigs, 1), vec![(0, 1, 1), (0, 2, 1)]);
+        assert_eq!(all_shared_pairs(&sigs, 3).len(), 3);
+    }
+
+    #[test]
+    fn rows_hold_their_documents_across_the_whole_element_range() {
+        // Elements with high bits set (tagged), small ones and u64::MAX itself, in more
+        // documents than a sample of every 64th element has parts for.
+        let mut sigs: Vec<Vec<u64>> = vec![
+            vec![0, 3u64, 1 << 40, u64::MAX],
+            vec![3, (1 << 40) + 1],
+            vec![1 << 40, u64::MAX],
+        ];
+        sigs.extend((0..3000u64).map(|d| vec![d * 7 % 1000, 1 << (20 + d % 40), u64::MAX - d]));
+        let sigs: Vec<Vec<u64>> = sigs.into_iter().map(crate::sign::into_set).collect();
+        let postings = Postings::build(&sigs);
+        let mut seen_keys = std::collections::BTreeMap::new();
+        for (d, sig) in sigs.iter().enumerate() {
+            let keys = postings.keys_of(d);
+            assert_eq!(keys.len(), sig.len());
+            for (&e, &k) in sig.iter().zip(keys) {
+                let holders: Vec<u32> = (0..sigs.len() as u32)
+                    .filter(|&o| sigs[o as usize].contains(&e))
+                    .collect();
+                assert_eq!(postings.row(k), holders, "element {e}");
+                // One key per element, numbered in element order.
+                assert_eq!(*seen_keys.entry(e).or_insert(k), k);
+            }
+        }
+        let keys: Vec<u32> = seen_keys.values().copied().collect();
+        assert_eq!(keys, (0..keys.len() as u32).collect::<Vec<_>>());
+        let empty = Postings::build(&[]);
+        assert!(empty.docs.is_empty() && empty.offsets == [0]);
     }
 }

@@ -2,7 +2,6 @@
 
 use collect::canon::{Canonicalizer, StopWords};
 use collect::sign::{intersection_size, Detector, Full, MinN, ModM};
-use collect::sign::{shared_pairs, Postings};
 
 use crate::common::example_files;
 
@@ -28,7 +27,8 @@ fn postings_counts_equal_naive_intersections() {
             .iter()
             .map(|t| det.sign(&canon.canonicalize(t)))
             .collect();
-        let fast = shared_pairs(&sigs, &Postings::build(&sigs), sigs.len());
+        let mut fast = Vec::new();
+        det.candidate_pairs(&sigs, sigs.len(), &mut |block| fast.extend(block));
         let mut naive = Vec::new();
         for a in 0..sigs.len() {
             for b in a + 1..sigs.len() {
