@@ -129,13 +129,16 @@ impl Engine<'_> {
         };
         let all = self.wanted == Wanted::All;
         let keep = |p: &Pair| all || p.verdict != Verdict::Different || triage.needs(p);
+        let sizes: Vec<Option<SigSize>> = sigs.par_iter().map(|s| detector.size_of(s)).collect();
         let mut candidates = 0;
         let mut pairs = Vec::new();
         // Judged a block at a time: only the pairs kept are ever held, not every pair that
         // shares an element.
         detector.candidate_pairs(sigs, queries, &mut |block| {
             candidates += block.len();
-            pairs.extend(judge_pairs(sigs, &block, detector, thresholds, &keep));
+            pairs.extend(judge_pairs(
+                sigs, &sizes, &block, detector, thresholds, &keep,
+            ));
         });
         let verified = verify_found(&mut pairs, &triage, detector, thresholds, full_texts)?;
         if self.wanted == Wanted::Flagged {
@@ -272,6 +275,7 @@ pub fn full_detector(detector: &dyn Detector) -> Full {
 /// Scores and verdicts for the pairs sharing an element that `keep` keeps once judged.
 fn judge_pairs(
     sigs: &[Vec<u64>],
+    sizes: &[Option<SigSize>],
     shared: &[(u32, u32, u32)],
     detector: &dyn Detector,
     thresholds: &Thresholds,
@@ -280,8 +284,15 @@ fn judge_pairs(
     shared
         .par_iter()
         .map(|&(a, b, inter)| {
-            let (sa, sb) = (&sigs[a as usize], &sigs[b as usize]);
-            let (scores, verdict) = detector.judge_pair(sa, sb, inter as usize, thresholds);
+            let (i, j) = (a as usize, b as usize);
+            let (scores, verdict) = detector.judge_sized(
+                &sigs[i],
+                &sigs[j],
+                sizes[i],
+                sizes[j],
+                inter as usize,
+                thresholds,
+            );
             Pair {
                 a,
                 b,

@@ -230,7 +230,21 @@ pub trait Detector: Send + Sync {
 
     /// Scores and verdict of a pair; `Unsure` when the signatures cannot back a verdict.
     fn judge_pair(&self, a: &[u64], b: &[u64], inter: usize, t: &Thresholds) -> (Scores, Verdict) {
-        match (self.size_of(a), self.size_of(b)) {
+        self.judge_sized(a, b, self.size_of(a), self.size_of(b), inter, t)
+    }
+
+    /// [`Detector::judge_pair`] with both signatures' [`Detector::size_of`] already known: the
+    /// engine sizes each signature once, not once per pair it is in.
+    fn judge_sized(
+        &self,
+        a: &[u64],
+        b: &[u64],
+        size_a: Option<SigSize>,
+        size_b: Option<SigSize>,
+        inter: usize,
+        t: &Thresholds,
+    ) -> (Scores, Verdict) {
+        match (size_a, size_b) {
             (Some(sa), Some(sb)) => self.judge_sizes(sa, sb, inter, t),
             _ => {
                 let s = self.scores(a, b, inter);
@@ -459,18 +473,30 @@ pub fn into_set(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 /// Size of the intersection of two sorted sets.
-pub fn intersection_size<T: Ord>(a: &[T], b: &[T]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
+pub fn intersection_size<T: Ord + Copy>(a: &[T], b: &[T]) -> usize {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.len() * 16 < large.len() {
+        // Far apart in size: a search in the rest of the large set per element of the small
+        // one beats walking the large set.
+        let (mut rest, mut n) = (large, 0);
+        for x in small {
+            match rest.binary_search(x) {
+                Ok(at) => {
+                    n += 1;
+                    rest = &rest[at + 1..];
+                }
+                Err(at) => rest = &rest[at..],
             }
         }
+        return n;
+    }
+    // A merge without branches on the comparison: which side moves is unpredictable.
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        n += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
     }
     n
 }
@@ -535,6 +561,15 @@ mod tests {
     fn intersection_of_sorted_sets() {
         assert_eq!(intersection_size(&[1, 3, 5, 7], &[2, 3, 4, 7, 9]), 2);
         assert_eq!(intersection_size(&[], &[1]), 0);
+        // Sets far apart in size (searched, not merged), either way round, with shared
+        // elements at both ends and absent ones between.
+        let large: Vec<u32> = (0..1000).map(|x| x * 3).collect();
+        let small = [0u32, 4, 299, 300, 1500, 2997, 5000];
+        let naive = small.iter().filter(|x| large.contains(x)).count();
+        assert_eq!(naive, 4);
+        assert_eq!(intersection_size(&small, &large), naive);
+        assert_eq!(intersection_size(&large, &small), naive);
+        assert_eq!(intersection_size(&large, &large), 1000);
     }
 
     #[test]
