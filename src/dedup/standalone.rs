@@ -67,7 +67,7 @@ const CHUNK_BYTES: usize = 8 << 20;
 /// `keep` accepts; the others are neither read (files) nor parsed (JSONL lines).
 fn read_chunks(
     input: &Path,
-    keep: &dyn Fn(usize) -> bool,
+    keep: &(dyn Fn(usize) -> bool + Sync),
     mut f: impl FnMut(Vec<(usize, String, String)>) -> Result<()>,
 ) -> Result<()> {
     if input.is_dir() {
@@ -96,11 +96,7 @@ fn read_chunks(
             input.display()
         )));
     }
-    // A document's index is its line's rank among the lines read, known before parsing.
-    let mut lines: Vec<(usize, usize, String)> = Vec::new();
-    let mut bytes = 0;
-    let mut index = 0;
-    let mut flush = |lines: Vec<(usize, usize, String)>| -> Result<()> {
+    let flush = |lines: Vec<(usize, usize, String)>| -> Result<()> {
         let parsed: Vec<Result<(usize, String, String)>> = lines
             .par_iter()
             .map(|(index, line_no, line)| {
@@ -110,19 +106,39 @@ fn read_chunks(
             .collect();
         f(parsed.into_iter().collect::<Result<_>>()?)
     };
-    for_each_jsonl_line(input, |line_no, line| {
-        if keep(index) {
-            bytes += line.len();
-            lines.push((index, line_no, line.to_string()));
-        }
-        index += 1;
-        if bytes >= CHUNK_BYTES {
-            flush(std::mem::take(&mut lines))?;
-            bytes = 0;
-        }
-        Ok(())
-    })?;
-    flush(lines)
+    // The file is read on a thread of its own, a chunk ahead of the workers that parse and
+    // sign the chunk before it.
+    std::thread::scope(|scope| {
+        let (chunks, received) = std::sync::mpsc::sync_channel(1);
+        let reader = scope.spawn(move || {
+            // A document's index is its line's rank among the lines read, known before
+            // parsing.
+            let mut lines: Vec<(usize, usize, String)> = Vec::new();
+            let (mut bytes, mut index) = (0, 0);
+            for_each_jsonl_line(input, |line_no, line| {
+                if keep(index) {
+                    bytes += line.len();
+                    lines.push((index, line_no, line.to_string()));
+                }
+                index += 1;
+                if bytes >= CHUNK_BYTES {
+                    // A closed channel means the workers stopped on an error of their own,
+                    // which is the one reported.
+                    chunks
+                        .send(std::mem::take(&mut lines))
+                        .map_err(|_| anyhow::anyhow!("stopped"))?;
+                    bytes = 0;
+                }
+                Ok(())
+            })?;
+            chunks.send(lines).map_err(|_| anyhow::anyhow!("stopped"))
+        });
+        let worked = received.into_iter().try_for_each(flush);
+        let read = reader
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("{}: the reader failed", input.display())));
+        worked.and(read)
+    })
 }
 
 /// First pass for detectors that weigh words by the collection: df, cf, N and lengths.
@@ -265,7 +281,7 @@ mod tests {
     use super::*;
 
     /// `(index, id)` of every document `read_chunks` hands over with `keep`.
-    fn read_kept(input: &Path, keep: &dyn Fn(usize) -> bool) -> Vec<(usize, String)> {
+    fn read_kept(input: &Path, keep: &(dyn Fn(usize) -> bool + Sync)) -> Vec<(usize, String)> {
         let mut got = Vec::new();
         read_chunks(input, keep, |chunk| {
             got.extend(chunk.into_iter().map(|(i, id, _)| (i, id)));
@@ -295,5 +311,32 @@ mod tests {
             std::fs::write(txt.join(name), "words").unwrap();
         }
         assert_eq!(read_kept(&txt, &|i| i == 2), vec![(2, "c.txt".into())]);
+    }
+
+    #[test]
+    fn a_bad_line_stops_the_read_of_a_long_file_and_is_named() {
+        // Three chunks of lines; the bad one is in the first, while the reader is ahead.
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("in.jsonl");
+        let text = "word ".repeat(200);
+        let mut lines: Vec<String> = (0..3 * CHUNK_BYTES / text.len())
+            .map(|i| format!("{{\"id\":\"d{i}\",\"text\":\"{text}\"}}"))
+            .collect();
+        lines[7] = "{broken".into();
+        std::fs::write(&jsonl, lines.join("\n")).unwrap();
+        let mut chunks = 0;
+        let err = read_chunks(&jsonl, &|_| true, |_| {
+            chunks += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(chunks, 0);
+        assert!(format!("{err:#}").contains("in.jsonl:8:"), "{err:#}");
+        // The same file without the bad line: every document, in order, across chunks.
+        lines.remove(7);
+        std::fs::write(&jsonl, lines.join("\n")).unwrap();
+        let got = read_kept(&jsonl, &|_| true);
+        assert_eq!(got.len(), lines.len());
+        assert!(got.iter().enumerate().all(|(i, (at, _))| i == *at));
     }
 }
