@@ -34,6 +34,8 @@ impl Postings {
     /// Builds the index of `sigs` (document i holds the elements of `sigs[i]`: sorted, without
     /// repeats, as signatures are).
     pub fn build(sigs: &[Vec<u64>]) -> Postings {
+        // The parts are cut by searching each signature: an unsorted one would lose elements.
+        debug_assert!(sigs.iter().all(|s| s.windows(2).all(|w| w[0] < w[1])));
         let mut doc_offsets = Vec::with_capacity(sigs.len() + 1);
         let mut total = 0u32;
         doc_offsets.push(0);
