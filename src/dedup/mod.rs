@@ -18,7 +18,8 @@ pub use keep::{choose_kept, Candidate, Standing};
 
 use crate::canon::CanonText;
 use crate::sign::{
-    intersection_size, Detector, Full, GreyZone, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
+    intersection_size, part_range, Detector, Full, GreyZone, Scores, ShingleSeq, SigSize,
+    Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
@@ -317,11 +318,8 @@ pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZ
     const PART_BITS: u32 = 4;
     let sets: Vec<&[u32]> = sets.collect();
     let frequent_in = |part: u32| -> Vec<u64> {
-        let in_part = |s: &[u32]| {
-            let first = s.partition_point(|&c| c >> (32 - PART_BITS) < part);
-            let end = s.partition_point(|&c| c >> (32 - PART_BITS) <= part);
-            first..end
-        };
+        let next = (part + 1 < 1 << PART_BITS).then(|| (part + 1) << (32 - PART_BITS));
+        let in_part = |s: &[u32]| part_range(s, part << (32 - PART_BITS), next);
         let mut all: Vec<u32> = Vec::with_capacity(sets.iter().map(|s| in_part(s).len()).sum());
         for s in &sets {
             all.extend_from_slice(&s[in_part(s)]);

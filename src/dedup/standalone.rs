@@ -110,6 +110,9 @@ fn read_chunks(
     // sign the chunk before it.
     std::thread::scope(|scope| {
         let (chunks, received) = std::sync::mpsc::sync_channel(1);
+        // A closed channel means the workers stopped on an error of their own, which is the
+        // one reported.
+        let stopped = |_| anyhow::anyhow!("stopped");
         let reader = scope.spawn(move || {
             // A document's index is its line's rank among the lines read, known before
             // parsing.
@@ -122,16 +125,12 @@ fn read_chunks(
                 }
                 index += 1;
                 if bytes >= CHUNK_BYTES {
-                    // A closed channel means the workers stopped on an error of their own,
-                    // which is the one reported.
-                    chunks
-                        .send(std::mem::take(&mut lines))
-                        .map_err(|_| anyhow::anyhow!("stopped"))?;
+                    chunks.send(std::mem::take(&mut lines)).map_err(stopped)?;
                     bytes = 0;
                 }
                 Ok(())
             })?;
-            chunks.send(lines).map_err(|_| anyhow::anyhow!("stopped"))
+            chunks.send(lines).map_err(stopped)
         });
         let worked = received.into_iter().try_for_each(flush);
         let read = reader

@@ -472,6 +472,14 @@ pub fn into_set(mut v: Vec<u64>) -> Vec<u64> {
     v
 }
 
+/// Positions in the sorted set `s` of its elements from `start` on, below `end` when one is
+/// given: one part of a set cut by value, for work done a part at a time.
+pub fn part_range<T: Ord + Copy>(s: &[T], start: T, end: Option<T>) -> std::ops::Range<usize> {
+    let first = s.partition_point(|&e| e < start);
+    let last = end.map_or(s.len(), |end| s.partition_point(|&e| e < end));
+    first..last.max(first)
+}
+
 /// Size of the intersection of two sorted sets.
 pub fn intersection_size<T: Ord + Copy>(a: &[T], b: &[T]) -> usize {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
@@ -555,6 +563,17 @@ mod tests {
         assert_eq!(s.resemblance, 0.2);
         assert_eq!(s.cont_a_in_b, 0.5);
         assert_eq!(s.cont_b_in_a, 0.25);
+    }
+
+    #[test]
+    fn parts_of_a_sorted_set_cover_it_once() {
+        let s = [1u32, 4, 4 << 28, u32::MAX];
+        assert_eq!(part_range(&s, 0, Some(4)), 0..1);
+        assert_eq!(part_range(&s, 4, Some(4 << 28)), 1..2);
+        assert_eq!(part_range(&s, 4 << 28, None), 2..4);
+        assert_eq!(part_range(&s, 5, Some(6)), 2..2);
+        // An empty or reversed range holds nothing.
+        assert_eq!(part_range(&s, 6, Some(5)), 2..2);
     }
 
     #[test]

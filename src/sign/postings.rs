@@ -5,6 +5,7 @@
 //! detectors because their default candidate search is this count; the dedup engine asks the
 //! detector for candidates and never builds an index itself.
 
+use super::part_range;
 use rayon::prelude::*;
 
 /// Parts the index is built in, each sorted on its own: the (element, document) list is held
@@ -56,9 +57,8 @@ impl Postings {
             // (element, document, position in the document's signature)
             let mut entries: Vec<(u64, u32, u32)> = Vec::new();
             for (doc, sig) in sigs.iter().enumerate() {
-                let first = sig.partition_point(|&e| e < start);
-                let end = next.map_or(sig.len(), |n| sig.partition_point(|&e| e < n));
-                entries.extend((first..end).map(|i| (sig[i], doc as u32, i as u32)));
+                let part = part_range(sig, start, next);
+                entries.extend(part.map(|i| (sig[i], doc as u32, i as u32)));
             }
             entries.par_sort_unstable();
             for (e, doc, i) in entries {
@@ -167,7 +167,7 @@ mod tests {
     use super::*;
     use crate::sign::intersection_size;
 
-    /// [`shared_pairs`] gathered into one list .
+    /// [`shared_pairs`] gathered into one list.
     fn all_shared_pairs(sigs: &[Vec<u64>], queries: usize) -> Vec<(u32, u32, u32)> {
         let mut out = Vec::new();
         shared_pairs(sigs, &Postings::build(sigs), queries, &mut |block| {

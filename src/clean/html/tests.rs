@@ -436,13 +436,18 @@ fn paragraphs_beside_a_lone_winning_paragraph_are_kept() {
     assert!(!e.text.contains("Project number"), "{}", e.text);
 }
 
+/// `n` article paragraphs, numbered.
+fn numbered_paras(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("<p>Part {i}. {PARA}</p>"))
+        .collect()
+}
+
 #[test]
 fn article_named_as_content_beats_prose_boilerplate_around_it() {
     // A member offer and an author bio are prose without links: with them
     // the page wrapper outweighs the article, which the markup names.
-    let paras: String = (1..=12)
-        .map(|i| format!("<p>Part {i}. {PARA}</p>"))
-        .collect();
+    let paras = numbered_paras(12);
     let html = format!(
         "<html><body><div class='page'><div class='entry-content'>{paras}</div>\
          <div class='member-pitch'><p>Become a member at no charge and you will gain access \
@@ -480,9 +485,7 @@ fn one_post_of_a_thread_does_not_stand_for_the_thread() {
 
 #[test]
 fn a_contents_box_does_not_take_the_lead_paragraph_with_it() {
-    let paras: String = (1..=8)
-        .map(|i| format!("<p>Part {i}. {PARA}</p>"))
-        .collect();
+    let paras = numbered_paras(8);
     let toc: String = (1..=10)
         .map(|i| format!("<li><a href='#s{i}'>Section number {i} of this long guide</a></li>"))
         .collect();
