@@ -143,8 +143,18 @@ for f in SRC.rglob("*.rs"):
         forbid([f], r"\bzstd\b", "texts are packed and unpacked by store/text.rs")
 for f in files("store"):
     body = f.read_text(encoding="utf-8")
-    if re.search(r"\bt\.text\b|FROM texts\b", body) and "StoredText" not in body:
+    reads = re.search(r"\bt\.text\b|(?<!DELETE )FROM texts\b", body)
+    if reads and not re.search(r"\bStoredText\b|\bStoredFrame\b|\bTextRow\b", body):
         failures.append(f"{f.relative_to(SRC.parent)}: reads the texts table without StoredText")
+
+# 7f. One copy of each text (store/kept.rs): a kept text lives only in docs/, so the commands
+# read a document's text through kept::TextRow, which knows both homes. Only health.rs (which
+# examines both homes itself) and the tests-only reader in store/mod.rs read texts otherwise.
+for f in files("store"):
+    if f.name in ("kept.rs", "health.rs", "text.rs", "mod.rs"):
+        continue
+    if re.search(r"\bt\.text\b", f.read_text(encoding="utf-8")) and "TextRow" not in f.read_text(encoding="utf-8"):
+        failures.append(f"{f.relative_to(SRC.parent)}: reads a text without kept::TextRow, which knows docs/")
 
 # 7e. The fingerprint index has one home (store/fp_index.rs): only it looks postings up by
 # fingerprint, since a lookup that does not state the split misses a part, and only it (and the

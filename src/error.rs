@@ -26,6 +26,7 @@ pub fn is_bad_input(e: &anyhow::Error) -> bool {
             || c.is::<TopicError>()
             || c.is::<CollectionExists>()
             || c.is::<StoreCorrupt>()
+            || c.is::<KeptTextLost>()
     })
 }
 
@@ -58,6 +59,40 @@ impl fmt::Display for StoreCorrupt {
 }
 
 impl std::error::Error for StoreCorrupt {}
+
+/// The file in `docs/` that holds a kept text, the only copy the collection has, is gone or
+/// no longer the text recorded with the document.
+#[derive(Debug)]
+pub struct KeptTextLost {
+    /// The file.
+    pub file: std::path::PathBuf,
+    /// Whether it is there with other content (else it is missing).
+    pub changed: bool,
+}
+
+impl fmt::Display for KeptTextLost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.changed {
+            "has changed since collect wrote it (its SHA-256 is not the one the store recorded)"
+        } else {
+            "is missing"
+        };
+        let dir = self
+            .file
+            .parent()
+            .and_then(|docs| docs.parent())
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| std::path::Path::new("."));
+        write!(
+            f,
+            "{}: {what}; it holds the only copy of a kept text; put the original back, or run `collect doctor {} --rebuild --topic TOPIC.yaml`, which leaves the document out",
+            self.file.display(),
+            dir.display()
+        )
+    }
+}
+
+impl std::error::Error for KeptTextLost {}
 
 /// The collection a build was refused over: it exists and `update` is the way to grow it.
 #[derive(Debug)]

@@ -8,6 +8,7 @@
 
 use super::{has_collection_files, store_path, DOCS_DIR, MANIFEST_FILE};
 use crate::store::health::{examine, Health, Salvage};
+use crate::store::kept::{read_kept_file, KeptFile};
 use crate::store::Status;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -103,12 +104,10 @@ fn sha256_hex(text: &str) -> String {
 
 /// The text `docs/<id>.txt` holds for a kept document, if it is there and matches `sha256`.
 pub fn kept_text(dir: &Path, id: &str, sha256: &str) -> Option<String> {
-    let mut text = std::fs::read_to_string(dir.join(DOCS_DIR).join(format!("{id}.txt"))).ok()?;
-    // sync_collection ends every text with one newline.
-    if text.ends_with('\n') {
-        text.pop();
+    match read_kept_file(&dir.join(DOCS_DIR), id, sha256) {
+        Ok(KeptFile::Text(t)) => Some(t),
+        _ => None,
     }
-    (sha256_hex(&text) == sha256).then_some(text)
 }
 
 /// Where a document's text can come from in a rebuild.

@@ -12,7 +12,7 @@ pub mod sync;
 
 pub use export::{export_stream, export_txt, Format};
 pub use report::{counts, remember_topic, stored_topic, Counts, ReportTopic};
-pub use sync::{sync_collection, write_collection};
+pub use sync::{release_kept_texts, sync_collection, write_collection};
 
 use crate::error::{bad_input, StoreCorrupt};
 use crate::store::Store;
@@ -25,8 +25,7 @@ pub const STORE_FILE: &str = "collection.sqlite";
 /// The manifest's file name inside a collection directory.
 pub const MANIFEST_FILE: &str = "manifest.jsonl";
 
-/// The folder of the kept texts inside a collection directory.
-pub const DOCS_DIR: &str = "docs";
+pub use crate::store::kept::DOCS_DIR;
 
 /// The store of the collection in `dir`.
 pub fn store_path(dir: &Path) -> PathBuf {
@@ -134,7 +133,7 @@ pub fn remove_collection_files(dir: &Path) -> Result<()> {
             std::fs::remove_file(&p).with_context(|| format!("{}: cannot remove", p.display()))?;
         }
     }
-    let docs = dir.join("docs");
+    let docs = dir.join(DOCS_DIR);
     if docs.exists() {
         std::fs::remove_dir_all(&docs)
             .with_context(|| format!("{}: cannot remove", docs.display()))?;

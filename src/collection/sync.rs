@@ -6,11 +6,12 @@ use super::report::{
     skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
-use crate::store::queries::TextOrder;
+use crate::store::kept::{file_bytes, kept_file, read_kept_file, KeptFile};
 use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
 use serde::Serialize;
+use std::collections::HashSet;
 use std::path::Path;
 
 #[derive(Serialize)]
@@ -34,23 +35,19 @@ struct ManifestRow<'a> {
     reason: Option<&'a str>,
 }
 
-/// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` from scratch.
+/// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` at the end of a
+/// build.
 pub fn write_collection(store: &Store, topic: &Topic, out: &Path) -> Result<Counts> {
     remember_topic(store, topic)?;
-    let docs_dir = out.join("docs");
-    if docs_dir.exists() {
-        std::fs::remove_dir_all(&docs_dir)
-            .with_context(|| format!("{}: cannot clear", docs_dir.display()))?;
-    }
     sync(store, out, Texts::Fresh)
 }
 
 /// How texts reach `docs/`.
 #[derive(Clone, Copy, PartialEq)]
 enum Texts {
-    /// Into an emptied `docs/` by a command whose collection stays incomplete until it
-    /// finishes (its rerun empties `docs/` again), so a kill cannot leave a torn text that
-    /// counts: each text is written under its final name at once.
+    /// By a command whose collection stays incomplete until it finishes: each text is written
+    /// under its final name at once. A kill can leave a torn file, but the store keeps its
+    /// copy of a text until the file is checked, so the rerun writes it again.
     Fresh,
     /// Into a finished collection: through a temporary name, so a kill leaves no half-written
     /// text under a final name.
@@ -64,7 +61,8 @@ enum Texts {
 const SCAN_SHARE: usize = 8;
 
 /// Brings the collection directory in line with the store: writes the kept texts missing from
-/// `docs/`, removes texts no longer kept, rewrites `manifest.jsonl` and `report.md`.
+/// `docs/`, moves texts no longer kept into the store, rewrites `manifest.jsonl` and
+/// `report.md`.
 ///
 /// Work on `docs/` is proportional to what changed, so an update or a review decision does not
 /// rewrite a large collection. Texts are written through temporary names: a kill leaves no
@@ -75,10 +73,10 @@ pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
 
 fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
     let docs = store.document_metas()?;
-    let docs_dir = out.join("docs");
+    let docs_dir = store.docs_dir();
     std::fs::create_dir_all(&docs_dir)
         .with_context(|| format!("{}: cannot create", docs_dir.display()))?;
-    let mut present: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut present: HashSet<String> = HashSet::new();
     for e in std::fs::read_dir(&docs_dir)
         .with_context(|| format!("{}: cannot list", docs_dir.display()))?
     {
@@ -92,36 +90,34 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
                 .with_context(|| format!("{}: cannot remove", e.path().display()))?,
         }
     }
-    let kept: std::collections::HashSet<&str> = docs
+    let kept: HashSet<&str> = docs
         .iter()
         .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
         .collect();
+    hold_leaving_texts(store, &docs_dir, &present)?;
     for id in &present {
         if !kept.contains(id.as_str()) {
-            let p = docs_dir.join(format!("{id}.txt"));
+            let p = kept_file(&docs_dir, id);
             std::fs::remove_file(&p).with_context(|| format!("{}: cannot remove", p.display()))?;
         }
     }
+    let write_text = |id: &str, text: &str| -> Result<()> {
+        let path = kept_file(&docs_dir, id);
+        match texts {
+            Texts::Atomic => write_atomic(&path, &file_bytes(text)),
+            Texts::Fresh => std::fs::write(&path, file_bytes(text))
+                .with_context(|| format!("{}: cannot write", path.display())),
+        }
+    };
     let missing: Vec<&str> = kept
         .iter()
         .copied()
         .filter(|id| !present.contains(*id))
         .collect();
-    let write_text = |id: &str, text: &str| -> Result<()> {
-        let mut t = String::with_capacity(text.len() + 1);
-        t.push_str(text);
-        t.push('\n');
-        let path = docs_dir.join(format!("{id}.txt"));
-        match texts {
-            Texts::Atomic => write_atomic(&path, t.as_bytes()),
-            Texts::Fresh => std::fs::write(&path, t.as_bytes())
-                .with_context(|| format!("{}: cannot write", path.display())),
-        }
-    };
     if missing.len() * SCAN_SHARE > kept.len() {
-        let want: std::collections::HashSet<&str> = missing.iter().copied().collect();
-        store.each_text_with_status(Status::Kept, TextOrder::Stored, &mut |id, text| {
+        let want: HashSet<&str> = missing.iter().copied().collect();
+        store.each_held_text_with_status(Status::Kept, &mut |id, text| {
             if want.contains(id.as_str()) {
                 write_text(&id, &text)?;
             }
@@ -129,11 +125,14 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
         })?;
     } else {
         for id in &missing {
+            // A kept text the store no longer holds and `docs/` lacks fails here, naming its file.
             if let Some(text) = store.document_text(id)? {
                 write_text(id, &text)?;
             }
         }
     }
+    let written: HashSet<&str> = missing.iter().copied().collect();
+    release_kept_texts(store, &written, Some(&write_text))?;
     crate::testhooks::pause("export-docs");
     let mut manifest = String::new();
     for d in &docs {
@@ -166,4 +165,62 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
     report.push_str(&skipped_markdown(&store.skipped()?));
     write_atomic(&out.join("report.md"), report.as_bytes())?;
     Ok(total)
+}
+
+/// Before the files of texts no longer kept are removed, the store takes the texts it does not
+/// hold yet (it gave them up when they were kept).
+fn hold_leaving_texts(store: &Store, docs_dir: &Path, present: &HashSet<String>) -> Result<()> {
+    let mut leaving = Vec::new();
+    for (num, id, sha256) in store.unkept_texts_not_held()? {
+        if !present.contains(&id) {
+            continue;
+        }
+        let file = kept_file(docs_dir, &id);
+        match read_kept_file(docs_dir, &id, &sha256)
+            .with_context(|| format!("{}: cannot read", file.display()))?
+        {
+            KeptFile::Text(text) => leaving.push((num, text)),
+            found => {
+                return Err(crate::error::KeptTextLost {
+                    file,
+                    changed: found == KeptFile::Changed,
+                }
+                .into())
+            }
+        }
+    }
+    store.hold_texts(&leaving)
+}
+
+/// Writes the file of a kept text (its id, its text).
+pub type WriteText<'a> = &'a dyn Fn(&str, &str) -> Result<()>;
+
+/// Drops the store's copy of each kept text whose file in `docs/` holds it. The files named in
+/// `written` were written from the store's copy by the caller; every other file is read and
+/// checked first. One that is torn or not the text is rewritten from the store's copy by
+/// `repair`, or, without it, the store keeps its copy.
+pub fn release_kept_texts(
+    store: &Store,
+    written: &HashSet<&str>,
+    repair: Option<WriteText<'_>>,
+) -> Result<()> {
+    let docs_dir = store.docs_dir();
+    let held = store.kept_texts_held()?;
+    let mut release = Vec::with_capacity(held.len());
+    for (num, id, sha256) in held {
+        if !written.contains(id.as_str()) {
+            let file = kept_file(&docs_dir, &id);
+            let found = read_kept_file(&docs_dir, &id, &sha256)
+                .with_context(|| format!("{}: cannot read", file.display()))?;
+            if !matches!(found, KeptFile::Text(_)) {
+                let Some(repair) = repair else { continue };
+                let text = store
+                    .document_text(&id)?
+                    .with_context(|| format!("document {id} has gone from the store"))?;
+                repair(&id, &text)?;
+            }
+        }
+        release.push((num, id));
+    }
+    store.release_texts(&release)
 }

@@ -2,8 +2,10 @@
 //! schema is there, whether every row decodes; and what can still be read out of a damaged
 //! store to rebuild from (`collect doctor`).
 
+use super::kept::{kept_file, read_kept_file, KeptFile};
 use super::text::StoredText;
 use super::{At, Status, Store, StoreCorrupt, TABLES};
+use crate::error::KeptTextLost;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -21,7 +23,8 @@ pub struct Health {
     pub bytes: u64,
     /// What is wrong, one line each; empty when the store is sound.
     pub problems: Vec<String>,
-    /// Documents whose row decodes and whose text matches its SHA-256, by status.
+    /// Documents whose row decodes and whose text (in the store, or in `docs/` for a kept one)
+    /// matches its SHA-256, by status.
     pub documents: BTreeMap<String, u64>,
     /// Of those, documents held without their text: a rebuild found it nowhere (only the
     /// texts of kept documents live outside the store).
@@ -125,6 +128,7 @@ fn sha256_hex(text: &str) -> String {
 /// the SHA-256 stored with it (damage that leaves valid UTF-8 shows there).
 fn check_documents(store: &Store, h: &mut Health) {
     let mut bad: Vec<String> = Vec::new();
+    let docs = store.docs_dir();
     let result = (|| -> rusqlite::Result<()> {
         let mut stmt = store.conn.prepare(
             "SELECT d.num, id, source, source_rank, locator, url, title, lang, raw_bytes,
@@ -146,6 +150,21 @@ fn check_documents(store: &Store, h: &mut Health) {
                 Ok((id, r.get(12)?, text.map(|t| t.0), r.get(11)?))
             })();
             match decoded {
+                Ok((id, Status::Kept, None, sha)) => match read_kept_file(&docs, &id, &sha) {
+                    Ok(KeptFile::Text(_)) => {
+                        *h.documents
+                            .entry(Status::Kept.as_str().to_string())
+                            .or_default() += 1;
+                    }
+                    Ok(found) => bad.push(
+                        KeptTextLost {
+                            file: kept_file(&docs, &id),
+                            changed: found == KeptFile::Changed,
+                        }
+                        .to_string(),
+                    ),
+                    Err(e) => bad.push(format!("{}: {e}", kept_file(&docs, &id).display())),
+                },
                 Ok((id, _, None, _)) => bad.push(format!(
                     "document {id} (row {num}): its text is missing from the store"
                 )),

@@ -2,6 +2,7 @@
 //! build stages own, so both can change without touching each other).
 
 use crate::sign::Verdict;
+use crate::store::kept::TextRow;
 use crate::store::{nan_to_null, At, Outcome, Status, Store, StoredPair};
 use anyhow::Result;
 use rusqlite::{params, OptionalExtension};
@@ -280,54 +281,85 @@ impl Store {
             .at(&self.path)
     }
 
-    /// The cleaned text of one document.
+    /// The cleaned text of one document: from the store, or from `docs/` for a kept one
+    /// (`kept.rs`). None for an unknown id or a document held without a text.
     pub fn document_text(&self, id: &str) -> Result<Option<String>> {
-        self.conn
+        let row = self
+            .conn
             .prepare_cached(
-                "SELECT t.text FROM documents d JOIN texts t ON t.num = d.num WHERE d.id = ?1",
+                "SELECT d.id, d.status, d.sha256, t.text
+                 FROM documents d LEFT JOIN texts t ON t.num = d.num WHERE d.id = ?1",
             )
             .at(&self.path)?
-            .query_row([id], |r| Ok(r.get::<_, super::text::StoredText>(0)?.0))
+            .query_row([id], |r| TextRow::read(r, 0))
             .optional()
-            .at(&self.path)
+            .at(&self.path)?;
+        match row {
+            Some(row) => row.text(&self.path, &self.docs_dir()),
+            None => Ok(None),
+        }
     }
 
     /// Hands `each` the id and text of every document with a status, in `order`: one scan,
-    /// a chunk of texts in memory at a time, unpacked on all cores (for writing or exporting a
-    /// whole collection).
+    /// a chunk of texts in memory at a time, unpacked (or read from `docs/`) on all cores (for
+    /// exporting a whole collection). Documents held without a text are passed over.
     pub fn each_text_with_status(
         &self,
         st: Status,
         order: TextOrder,
         each: &mut dyn FnMut(String, String) -> Result<()>,
     ) -> Result<()> {
+        self.each_text(st, order, false, each)
+    }
+
+    /// [`Store::each_text_with_status`] over the texts the store itself holds (not those in
+    /// `docs/`): what writes the files of `docs/`.
+    pub fn each_held_text_with_status(
+        &self,
+        st: Status,
+        each: &mut dyn FnMut(String, String) -> Result<()>,
+    ) -> Result<()> {
+        self.each_text(st, TextOrder::Stored, true, each)
+    }
+
+    fn each_text(
+        &self,
+        st: Status,
+        order: TextOrder,
+        held_only: bool,
+        each: &mut dyn FnMut(String, String) -> Result<()>,
+    ) -> Result<()> {
         use rayon::prelude::*;
         const CHUNK: usize = 256;
+        let join = if held_only { "JOIN" } else { "LEFT JOIN" };
         // `+d.status` keeps the planner off the status index, which would need a temporary
         // B-tree of every text to sort by id (100k texts: 0.42 s against 0.07 s in row order).
         let sql = match order {
-            TextOrder::Id => {
-                "SELECT d.id, t.text FROM documents d JOIN texts t ON t.num = d.num
-                 WHERE +d.status = ?1 ORDER BY d.id"
-            }
-            TextOrder::Stored => {
-                "SELECT d.id, t.text FROM documents d JOIN texts t ON t.num = d.num
-                 WHERE d.status = ?1 ORDER BY d.num"
-            }
+            TextOrder::Id => format!(
+                "SELECT d.id, d.status, d.sha256, t.text FROM documents d {join} texts t
+                 ON t.num = d.num WHERE +d.status = ?1 ORDER BY d.id"
+            ),
+            TextOrder::Stored => format!(
+                "SELECT d.id, d.status, d.sha256, t.text FROM documents d {join} texts t
+                 ON t.num = d.num WHERE d.status = ?1 ORDER BY d.num"
+            ),
         };
-        let mut stmt = self.conn.prepare(sql).at(&self.path)?;
+        let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
         let mut rows = stmt.query([st]).at(&self.path)?;
-        let mut chunk: Vec<(String, super::text::StoredFrame)> = Vec::with_capacity(CHUNK);
-        let mut flush = |chunk: &mut Vec<(String, super::text::StoredFrame)>| -> Result<()> {
-            let texts: Vec<rusqlite::Result<String>> =
-                chunk.par_iter().map(|(_, frame)| frame.unpack()).collect();
-            for ((id, _), text) in chunk.drain(..).zip(texts) {
-                each(id, text.at(&self.path)?)?;
+        let mut chunk: Vec<TextRow> = Vec::with_capacity(CHUNK);
+        let (path, docs) = (self.path.as_path(), self.docs_dir());
+        let mut flush = |chunk: &mut Vec<TextRow>| -> Result<()> {
+            let texts: Vec<Result<Option<String>>> =
+                chunk.par_iter().map(|row| row.text(path, &docs)).collect();
+            for (row, text) in chunk.drain(..).zip(texts) {
+                if let Some(text) = text? {
+                    each(row.id, text)?;
+                }
             }
             Ok(())
         };
         while let Some(r) = rows.next().at(&self.path)? {
-            chunk.push((r.get(0).at(&self.path)?, r.get(1).at(&self.path)?));
+            chunk.push(TextRow::read(r, 0).at(&self.path)?);
             if chunk.len() == CHUNK {
                 flush(&mut chunk)?;
             }

@@ -16,6 +16,7 @@ mod eval_cli;
 mod fault_zoo;
 mod grow;
 mod html_stress;
+mod kept_texts;
 mod local_inputs;
 mod mediawiki_build;
 mod multi_topic;

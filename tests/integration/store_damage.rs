@@ -11,22 +11,23 @@ use crate::common::*;
 struct Work {
     _tmp: tempfile::TempDir,
     root: PathBuf,
+    /// The pair decided with `drop-contained`.
+    decided: i64,
 }
 
 impl Work {
     /// A collection built from examples/texts in `out/`, with one review decision taken.
     fn built() -> Work {
         let (tmp, root) = examples_collection("damage", "");
-        let w = Work { _tmp: tmp, root };
         let pending = json_lines(&stdout(&run_ok(
-            &w.root,
+            &root,
             &["--json", "review", "list", "--pairs", "--collection", "out"],
         )));
         let id = pending[0]["id"]
             .as_i64()
             .expect("a contained pair to decide");
         run_ok(
-            &w.root,
+            &root,
             &[
                 "--quiet",
                 "review",
@@ -37,7 +38,11 @@ impl Work {
                 "out",
             ],
         );
-        w
+        Work {
+            _tmp: tmp,
+            root,
+            decided: id,
+        }
     }
     fn out(&self) -> PathBuf {
         self.root.join("out")
@@ -74,32 +79,41 @@ impl Work {
         }
         std::fs::write(self.store(), bytes).unwrap();
     }
-    /// Writes bytes that are not UTF-8 over the middle of a kept text's frame inside the store.
+    /// Writes bytes that are not UTF-8 over the middle of a text's frame inside the store: the
+    /// text the decided pair dropped (a kept text lives only in `docs/`).
     fn damage_a_stored_text(&self) {
+        let held: Vec<String> = {
+            let store = collect::store::Store::open_read_only(&self.store()).unwrap();
+            manifest(&self.out())
+                .into_iter()
+                .filter(|r| r["status"] == "dropped")
+                .filter_map(|r| store.document_text(r["id"].as_str().unwrap()).unwrap())
+                .collect()
+        };
         let mut bytes = std::fs::read(self.store()).unwrap();
-        // A frame that fits in one page, so it lies in the file in one piece.
-        let (frame, at) = manifest(&self.out())
+        // A frame that fits in one page, so it lies in the file in one piece; every copy of it,
+        // for a page the store freed may still hold an older one.
+        let (frame, at) = held
             .into_iter()
-            .filter(|r| r["status"] == "kept")
-            .find_map(|r| {
-                let file = std::fs::read_to_string(
-                    self.out()
-                        .join("docs")
-                        .join(format!("{}.txt", r["id"].as_str().unwrap())),
-                )
-                .unwrap();
-                // docs/ ends each text with a newline the store does not keep.
-                let frame = collect::store::text::pack(file.strip_suffix('\n').unwrap_or(&file));
+            .find_map(|text| {
+                let frame = collect::store::text::pack(&text);
                 if !(200..3000).contains(&frame.len()) {
                     return None;
                 }
-                let at = bytes.windows(frame.len()).position(|w| w == frame)?;
-                Some((frame, at))
+                let at: Vec<usize> = bytes
+                    .windows(frame.len())
+                    .enumerate()
+                    .filter(|(_, w)| *w == frame)
+                    .map(|(i, _)| i)
+                    .collect();
+                (!at.is_empty()).then_some((frame, at))
             })
-            .expect("a kept text's frame lies in the store in one piece");
-        let mid = at + frame.len() / 2 - 32;
-        for (i, b) in bytes[mid..mid + 64].iter_mut().enumerate() {
-            *b = [0xff, 0xfe, 0xc3, 0x28][i % 4];
+            .expect("a stored text's frame lies in the store in one piece");
+        for at in at {
+            let mid = at + frame.len() / 2 - 32;
+            for (i, b) in bytes[mid..mid + 64].iter_mut().enumerate() {
+                *b = [0xff, 0xfe, 0xc3, 0x28][i % 4];
+            }
         }
         std::fs::write(self.store(), bytes).unwrap();
     }
@@ -191,8 +205,14 @@ fn a_damaged_text_is_corrupt_not_a_conversion_error() {
     let w = Work::built();
     w.damage_a_stored_text();
     let before = read(&w.store());
-    let o = w.run(&["export", "out", "--format", "jsonl"]);
-    assert_corrupt(&o, "export");
+    let o = w.run(&[
+        "review",
+        "--collection",
+        "out",
+        "show",
+        &w.decided.to_string(),
+    ]);
+    assert_corrupt(&o, "review show");
     assert_eq!(read(&w.store()), before);
 }
 

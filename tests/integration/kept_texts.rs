@@ -1,0 +1,170 @@
+//! One copy of each text: a kept text lives only in `docs/`, the store holds the others, texts
+//! move between the two as their documents leave or rejoin the collection, and a kept file
+//! that was lost or edited is named instead of being taken for the text.
+
+use collect::store::Store;
+use std::path::Path;
+
+use crate::common::*;
+
+/// The store of the collection in `root/out`, for reading.
+fn store(root: &Path) -> Store {
+    Store::open_read_only(&root.join("out/collection.sqlite")).unwrap()
+}
+
+fn docs_file(root: &Path, id: &str) -> std::path::PathBuf {
+    root.join("out/docs").join(format!("{id}.txt"))
+}
+
+/// Every document's text as the store gives it, against where it must lie.
+fn assert_one_copy(root: &Path) {
+    let s = store(root);
+    assert!(
+        s.kept_texts_held().unwrap().is_empty(),
+        "the store holds no kept text"
+    );
+    let mut kept = 0;
+    for e in manifest(&root.join("out")) {
+        let id = e["id"].as_str().unwrap();
+        let text = s
+            .document_text(id)
+            .unwrap()
+            .expect("every document has its text");
+        if e["status"] == "kept" {
+            kept += 1;
+            let file = std::fs::read_to_string(docs_file(root, id)).unwrap();
+            assert_eq!(file, format!("{text}\n"), "{id}");
+        } else {
+            assert!(!docs_file(root, id).exists(), "{id} is not kept");
+        }
+    }
+    assert!(kept > 0);
+}
+
+#[test]
+fn kept_texts_live_once_in_docs_and_move_into_the_store_when_dropped_and_back() {
+    let (_tmp, root) = examples_collection("once", "");
+    assert_one_copy(&root);
+    let pair = json_lines(&stdout(&run_ok(
+        &root,
+        &["--json", "review", "list", "--pairs", "--collection", "out"],
+    )))[0]["contained"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = store(&root).document_text(&pair).unwrap().unwrap();
+    let id = json_lines(&stdout(&run_ok(
+        &root,
+        &["--json", "review", "list", "--pairs", "--collection", "out"],
+    )))[0]["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    run_ok(
+        &root,
+        &[
+            "--quiet",
+            "review",
+            "decide",
+            &id,
+            "drop-contained",
+            "--collection",
+            "out",
+        ],
+    );
+    assert!(
+        !docs_file(&root, &pair).exists(),
+        "a dropped text leaves docs/"
+    );
+    assert_eq!(store(&root).document_text(&pair).unwrap().unwrap(), before);
+    assert_one_copy(&root);
+
+    let entry = json_lines(&stdout(&run_ok(
+        &root,
+        &["--json", "review", "--collection", "out", "log"],
+    )))
+    .last()
+    .unwrap()["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    run_ok(&root, &["review", "--collection", "out", "undo", &entry]);
+    assert_eq!(
+        std::fs::read_to_string(docs_file(&root, &pair)).unwrap(),
+        format!("{before}\n")
+    );
+    assert_one_copy(&root);
+}
+
+#[test]
+fn a_lost_or_edited_kept_file_is_named_by_the_commands_that_need_it() {
+    let (_tmp, root) = examples_collection("lost", "");
+    let kept: Vec<String> = manifest(&root.join("out"))
+        .into_iter()
+        .filter(|e| e["status"] == "kept")
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    let edited = docs_file(&root, &kept[0]);
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.insert_str(0, "A curator's note. ");
+    std::fs::write(&edited, text).unwrap();
+    let o = run(&root, &["export", "out", "--format", "jsonl"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{}.txt: has changed", kept[0])),
+        "{err}"
+    );
+    assert!(err.contains("collect doctor"), "{err}");
+
+    let lost = docs_file(&root, &kept[1]);
+    std::fs::remove_file(&lost).unwrap();
+    let o = run(&root, &["doctor", "out"]);
+    assert_ne!(o.status.code(), Some(0));
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        out.contains(&format!("{}.txt: is missing", kept[1])),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{}.txt: has changed", kept[0])),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_text_left_in_both_homes_is_checked_and_released_by_the_next_sync() {
+    // A kill between writing a kept file and dropping the store's copy leaves both, and maybe a
+    // torn file; so does a store from before kept texts lived only in docs/.
+    let (_tmp, root) = examples_collection("both", "");
+    let kept: Vec<(String, String)> = {
+        let s = store(&root);
+        manifest(&root.join("out"))
+            .into_iter()
+            .filter(|e| e["status"] == "kept")
+            .map(|e| {
+                let id = e["id"].as_str().unwrap().to_string();
+                let text = s.document_text(&id).unwrap().unwrap();
+                (id, text)
+            })
+            .collect()
+    };
+    {
+        let s = Store::open(&root.join("out/collection.sqlite")).unwrap();
+        let held: Vec<(i64, String)> = kept
+            .iter()
+            .map(|(id, text)| (s.document_meta(id).unwrap().unwrap().num, text.clone()))
+            .collect();
+        s.hold_texts(&held).unwrap();
+        assert_eq!(s.kept_texts_held().unwrap().len(), kept.len());
+    }
+    let torn = docs_file(&root, &kept[0].0);
+    std::fs::write(&torn, &kept[0].1.as_bytes()[..kept[0].1.len() / 2]).unwrap();
+    run_ok(&root, &["--quiet", "update", "topic.yaml", "--out", "out"]);
+    assert_eq!(
+        std::fs::read_to_string(&torn).unwrap(),
+        format!("{}\n", kept[0].1),
+        "the torn file is written again from the store's copy"
+    );
+    assert_one_copy(&root);
+}
