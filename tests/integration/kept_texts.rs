@@ -45,21 +45,14 @@ fn assert_one_copy(root: &Path) {
 fn kept_texts_live_once_in_docs_and_move_into_the_store_when_dropped_and_back() {
     let (_tmp, root) = examples_collection("once", "");
     assert_one_copy(&root);
-    let pair = json_lines(&stdout(&run_ok(
+    let first = json_lines(&stdout(&run_ok(
         &root,
         &["--json", "review", "list", "--pairs", "--collection", "out"],
-    )))[0]["contained"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let before = store(&root).document_text(&pair).unwrap().unwrap();
-    let id = json_lines(&stdout(&run_ok(
-        &root,
-        &["--json", "review", "list", "--pairs", "--collection", "out"],
-    )))[0]["id"]
-        .as_i64()
-        .unwrap()
-        .to_string();
+    )))
+    .remove(0);
+    let contained = first["contained"].as_str().unwrap().to_string();
+    let id = first["id"].as_i64().unwrap().to_string();
+    let before = store(&root).document_text(&contained).unwrap().unwrap();
     run_ok(
         &root,
         &[
@@ -73,10 +66,13 @@ fn kept_texts_live_once_in_docs_and_move_into_the_store_when_dropped_and_back() 
         ],
     );
     assert!(
-        !docs_file(&root, &pair).exists(),
+        !docs_file(&root, &contained).exists(),
         "a dropped text leaves docs/"
     );
-    assert_eq!(store(&root).document_text(&pair).unwrap().unwrap(), before);
+    assert_eq!(
+        store(&root).document_text(&contained).unwrap().unwrap(),
+        before
+    );
     assert_one_copy(&root);
 
     let entry = json_lines(&stdout(&run_ok(
@@ -90,7 +86,7 @@ fn kept_texts_live_once_in_docs_and_move_into_the_store_when_dropped_and_back() 
         .to_string();
     run_ok(&root, &["review", "--collection", "out", "undo", &entry]);
     assert_eq!(
-        std::fs::read_to_string(docs_file(&root, &pair)).unwrap(),
+        std::fs::read_to_string(docs_file(&root, &contained)).unwrap(),
         format!("{before}\n")
     );
     assert_one_copy(&root);
