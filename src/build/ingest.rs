@@ -35,9 +35,7 @@ pub fn document_id(locator: &str, body: &str) -> String {
 }
 
 /// SHA-256 of a text, hex.
-pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
+pub use crate::store::kept::sha256_hex;
 
 /// What turns a raw document into a stored one: the filter's settings, the stop words of the
 /// canonical form and the detector that signs it.

@@ -8,10 +8,9 @@
 
 use super::{has_collection_files, store_path, DOCS_DIR, MANIFEST_FILE};
 use crate::store::health::{examine, Health, Salvage};
-use crate::store::kept::{read_kept_file, KeptFile};
+use crate::store::kept::{read_kept_file, sha256_hex, KeptFile};
 use crate::store::Status;
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -95,11 +94,6 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
         }
     }
     Ok(Some(m))
-}
-
-/// SHA-256 of a text, hex (as the manifest and the store record it).
-fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The text `docs/<id>.txt` holds for a kept document, if it is there and matches `sha256`.

@@ -6,7 +6,7 @@ use super::report::{
     skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
-use crate::store::kept::{file_bytes, kept_file, read_kept_file, KeptFile};
+use crate::store::kept::{file_bytes, kept_file, kept_text, read_kept_file, KeptFile};
 use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
@@ -175,19 +175,7 @@ fn hold_leaving_texts(store: &Store, docs_dir: &Path, present: &HashSet<String>)
         if !present.contains(&id) {
             continue;
         }
-        let file = kept_file(docs_dir, &id);
-        match read_kept_file(docs_dir, &id, &sha256)
-            .with_context(|| format!("{}: cannot read", file.display()))?
-        {
-            KeptFile::Text(text) => leaving.push((num, text)),
-            found => {
-                return Err(crate::error::KeptTextLost {
-                    file,
-                    changed: found == KeptFile::Changed,
-                }
-                .into())
-            }
-        }
+        leaving.push((num, kept_text(docs_dir, &id, &sha256)?));
     }
     store.hold_texts(&leaving)
 }

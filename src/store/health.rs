@@ -2,12 +2,10 @@
 //! schema is there, whether every row decodes; and what can still be read out of a damaged
 //! store to rebuild from (`collect doctor`).
 
-use super::kept::{kept_file, read_kept_file, KeptFile};
+use super::kept::{kept_text, sha256_hex};
 use super::text::StoredText;
 use super::{At, Status, Store, StoreCorrupt, TABLES};
-use crate::error::KeptTextLost;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -120,10 +118,6 @@ fn integrity_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     Ok(msgs.into_iter().filter(|m| m != "ok").collect())
 }
 
-fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
-
 /// Decodes every document row the way the commands read it, and checks each text against
 /// the SHA-256 stored with it (damage that leaves valid UTF-8 shows there).
 fn check_documents(store: &Store, h: &mut Health) {
@@ -150,20 +144,13 @@ fn check_documents(store: &Store, h: &mut Health) {
                 Ok((id, r.get(12)?, text.map(|t| t.0), r.get(11)?))
             })();
             match decoded {
-                Ok((id, Status::Kept, None, sha)) => match read_kept_file(&docs, &id, &sha) {
-                    Ok(KeptFile::Text(_)) => {
+                Ok((id, Status::Kept, None, sha)) => match kept_text(&docs, &id, &sha) {
+                    Ok(_) => {
                         *h.documents
                             .entry(Status::Kept.as_str().to_string())
                             .or_default() += 1;
                     }
-                    Ok(found) => bad.push(
-                        KeptTextLost {
-                            file: kept_file(&docs, &id),
-                            changed: found == KeptFile::Changed,
-                        }
-                        .to_string(),
-                    ),
-                    Err(e) => bad.push(format!("{}: {e}", kept_file(&docs, &id).display())),
+                    Err(e) => bad.push(format!("{e:#}")),
                 },
                 Ok((id, _, None, _)) => bad.push(format!(
                     "document {id} (row {num}): its text is missing from the store"

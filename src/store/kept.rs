@@ -23,6 +23,11 @@ use std::path::{Path, PathBuf};
 /// The folder of the kept texts inside a collection directory (beside the store).
 pub const DOCS_DIR: &str = "docs";
 
+/// The SHA-256 of a text, hex: what the store and the manifest record of each document.
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
 /// The file of kept document `id` in the folder `docs`.
 pub fn kept_file(docs: &Path, id: &str) -> PathBuf {
     docs.join(format!("{id}.txt"))
@@ -62,15 +67,16 @@ pub fn read_kept_file(docs: &Path, id: &str, sha256: &str) -> std::io::Result<Ke
     if text.ends_with('\n') {
         text.pop();
     }
-    Ok(if hex::encode(Sha256::digest(text.as_bytes())) == sha256 {
+    Ok(if sha256_hex(&text) == sha256 {
         KeptFile::Text(text)
     } else {
         KeptFile::Changed
     })
 }
 
-/// The text of kept document `id` from its file, or why it cannot be had.
-fn kept_text(docs: &Path, id: &str, sha256: &str) -> Result<String> {
+/// The text of kept document `id` from its file, or why it cannot be had
+/// ([`KeptTextLost`] for a file that is missing or not the text).
+pub fn kept_text(docs: &Path, id: &str, sha256: &str) -> Result<String> {
     let file = kept_file(docs, id);
     match read_kept_file(docs, id, sha256)
         .with_context(|| format!("{}: cannot read", file.display()))?
@@ -254,7 +260,7 @@ mod tests {
     fn a_kept_file_reads_back_only_as_the_recorded_text() {
         let dir = tempfile::tempdir().unwrap();
         let text = "Первый абзац.\n\nSecond paragraph.";
-        let sha = hex::encode(Sha256::digest(text.as_bytes()));
+        let sha = sha256_hex(text);
         assert_eq!(
             read_kept_file(dir.path(), "a", &sha).unwrap(),
             KeptFile::Missing
