@@ -1,10 +1,12 @@
 //! Cleaners: raw bodies → plain text (docs/method.md §9.1). One file per kind of input.
 
 pub mod html;
+pub mod language;
 pub mod text;
 pub mod wikitext;
 
 use crate::acquire::Payload;
+pub use language::{detect_language, detect_language_in, LANGUAGE_SAMPLE_BYTES};
 
 /// A cleaned document: plain text, paragraphs separated by blank lines.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,50 +108,6 @@ pub fn clean_text(
     cleaner_for(payload).clean(body, ctx)
 }
 
-/// Bytes of a text's start that language detection reads (`examples/language_sample.rs`
-/// measures how often a shorter sample changes the decision).
-pub const LANGUAGE_SAMPLE_BYTES: usize = 4096;
-
-/// ISO 639-1 code of the text's language (whatlang), or None when unsure.
-pub fn detect_language(text: &str) -> Option<String> {
-    detect_language_in(text, LANGUAGE_SAMPLE_BYTES)
-}
-
-/// [`detect_language`] on the first `sample` bytes (cut back to a character boundary).
-pub fn detect_language_in(text: &str, sample: usize) -> Option<String> {
-    // A prefix is enough to identify the language and keeps detection cheap on long texts.
-    let mut end = text.len().min(sample);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let info = whatlang::detect(&text[..end])?;
-    if !info.is_reliable() && info.confidence() < 0.5 {
-        return None;
-    }
-    let code = match info.lang() {
-        whatlang::Lang::Eng => "en",
-        whatlang::Lang::Rus => "ru",
-        whatlang::Lang::Ukr => "uk",
-        whatlang::Lang::Bel => "be",
-        whatlang::Lang::Deu => "de",
-        whatlang::Lang::Fra => "fr",
-        whatlang::Lang::Spa => "es",
-        whatlang::Lang::Ita => "it",
-        whatlang::Lang::Por => "pt",
-        whatlang::Lang::Nld => "nl",
-        whatlang::Lang::Pol => "pl",
-        whatlang::Lang::Ces => "cs",
-        whatlang::Lang::Bul => "bg",
-        whatlang::Lang::Srp => "sr",
-        whatlang::Lang::Tur => "tr",
-        whatlang::Lang::Swe => "sv",
-        whatlang::Lang::Dan => "da",
-        whatlang::Lang::Fin => "fi",
-        other => return Some(other.code().to_string()),
-    };
-    Some(code.to_string())
-}
-
 /// Normalises whitespace: trims lines, collapses blank runs to one blank line, no trailing space.
 pub fn tidy_paragraphs(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -189,14 +147,6 @@ fn collapse_spaces(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn detects_russian_and_english() {
-        let ru = "Немецкая овчарка — порода собак, первоначально использовавшаяся в качестве пастушьей и служебно-розыскной собаки.";
-        let en = "The German Shepherd is a breed of working dog of medium to large size, originally used for herding sheep.";
-        assert_eq!(detect_language(ru).as_deref(), Some("ru"));
-        assert_eq!(detect_language(en).as_deref(), Some("en"));
-    }
 
     #[test]
     fn tidies_paragraphs() {
