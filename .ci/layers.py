@@ -147,6 +147,33 @@ for f in files("store"):
     if reads and not re.search(r"\bStoredText\b|\bStoredFrame\b|\bTextRow\b", body):
         failures.append(f"{f.relative_to(SRC.parent)}: reads the texts table without StoredText")
 
+# 4b. Every SQLite error leaves the store through store_error (`.at(path)`), which names the
+# store file and turns damage into StoreCorrupt (exit 2): a statement of a store module that
+# calls SQLite and propagates with `?` maps the error on the way. health.rs is exempt: it
+# examines a damaged store and reports what it meets as problems.
+SQLITE_CALL = re.compile(r"\.(prepare|prepare_cached|execute|execute_batch|query_row|query_map|query|"
+                         r"transaction|unchecked_transaction|commit|pragma_update|next)\(")
+for f in files("store"):
+    if f.name == "health.rs":
+        continue
+    text = f.read_text(encoding="utf-8").split("#[cfg(test)]")[0]
+    keep_lines = lambda m: "\n" * m.group(0).count("\n")
+    text = re.sub(r'"(\\.|[^"\\])*"', lambda m: '""' + keep_lines(m), text)
+    text = re.sub(r"//[^\n]*", "", text)
+    depth, start = 0, 0
+    for i, c in enumerate(text):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0 and c in ";{}":
+            stmt = " ".join(text[start:i].split())
+            if "?" in stmt and SQLITE_CALL.search(stmt) and not re.search(r"\.at\(|store_error", stmt):
+                first = i - len(text[start:i].lstrip())
+                line = text[:first].count("\n") + 1
+                failures.append(f"{f.relative_to(SRC.parent)}:{line}: a SQLite error leaves without .at(path): {stmt[:100]}")
+            start = i + 1
+
 # 7f. One copy of each text (store/kept.rs): a kept text lives only in docs/, so the commands
 # read a document's text through kept::TextRow, which knows both homes. Only health.rs (which
 # examines both homes itself) and the tests-only reader in store/mod.rs read texts otherwise.

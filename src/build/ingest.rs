@@ -207,6 +207,10 @@ pub struct Ingest<'a> {
     pub strict: bool,
     /// The runtime and fetcher of a run building several topics (None: this pass's own).
     pub shared: Option<&'a super::multi::SharedWeb>,
+    /// Where a build writes the texts bound for dedup as it stores them (the collection's
+    /// `docs/`, incomplete until the build ends); None: the store holds every new text, as
+    /// an update into a finished collection needs.
+    pub docs_dir: Option<&'a std::path::Path>,
 }
 
 /// What an ingest pass read.
@@ -235,6 +239,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         after_batch,
         strict,
         shared,
+        docs_dir,
     } = ingest;
     let web = web_sources(topic);
     let frontier = if web.is_empty() {
@@ -316,7 +321,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         let mut new = 0;
         let preparer = &preparer;
         std::thread::scope(|scope| -> Result<()> {
-            let mut line = Pipeline::start(scope, preparer, run, batch);
+            let mut line = Pipeline::start(scope, preparer, run, batch, docs_dir);
             reader.collect(
                 &mut |doc| {
                     read += 1;
@@ -490,7 +495,7 @@ struct Pipeline<'scope> {
     sent: std::collections::VecDeque<Vec<String>>,
     flying: rustc_hash::FxHashSet<String>,
     to_prepare: Option<std::sync::mpsc::SyncSender<Vec<RawDoc>>>,
-    prepared: std::sync::mpsc::Receiver<Packed>,
+    prepared: std::sync::mpsc::Receiver<Result<Packed>>,
     preparing: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
 
@@ -500,13 +505,19 @@ impl<'scope> Pipeline<'scope> {
         preparer: &'scope Preparer<'_>,
         run: i64,
         batch: usize,
+        docs_dir: Option<&'scope std::path::Path>,
     ) -> Self {
         let (to_prepare, raw) = std::sync::mpsc::sync_channel::<Vec<RawDoc>>(BATCHES_IN_FLIGHT);
         let (ready, prepared) = std::sync::mpsc::channel();
         let preparing = scope.spawn(move || {
             for docs in raw {
                 // The store side has gone (an error there): nothing waits for this batch.
-                if ready.send(Packed::new(preparer.prepare(docs))).is_err() {
+                let prepared = preparer.prepare(docs);
+                let packed = match docs_dir {
+                    Some(dir) => Packed::into_docs(prepared, dir),
+                    None => Ok(Packed::new(prepared)),
+                };
+                if ready.send(packed).is_err() {
                     break;
                 }
             }
@@ -566,7 +577,7 @@ impl<'scope> Pipeline<'scope> {
         let Ok(ready) = self.prepared.recv() else {
             return self.preparer_failed();
         };
-        store.insert_packed(self.run, &ready)?;
+        store.insert_packed(self.run, &ready?)?;
         for id in self.sent.pop_front().unwrap_or_default() {
             self.flying.remove(&id);
         }

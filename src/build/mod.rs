@@ -127,6 +127,10 @@ fn build_in(
         .canon_words(&topic.languages)
         .map_err(anyhow::Error::msg)?;
     let progress = crate::progress::Progress::new(opts.progress);
+    let mut first_batch = true;
+    let docs_dir = store.docs_dir();
+    std::fs::create_dir_all(&docs_dir)
+        .with_context(|| format!("{}: cannot create", docs_dir.display()))?;
     let ingested = ingest::store_new_documents(
         topic,
         Ingest {
@@ -134,10 +138,15 @@ fn build_in(
             run,
             preparer: Preparer::of(topic, &stop, detector.as_ref()),
             progress: &progress,
-            batch: BATCH,
-            after_batch: &mut || {},
+            batch: crate::testhooks::batch_size(BATCH),
+            after_batch: &mut || {
+                if std::mem::take(&mut first_batch) {
+                    crate::testhooks::pause("build-batch");
+                }
+            },
             strict: opts.strict || topic.strict,
             shared,
+            docs_dir: Some(&docs_dir),
         },
     )?;
 

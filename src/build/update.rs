@@ -131,6 +131,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
             },
             strict: opts.strict || topic.strict,
             shared: None,
+            docs_dir: None,
         },
     )?;
     testhooks::pause("read");

@@ -446,18 +446,51 @@ pub(crate) fn nan_to_null(x: f64) -> Option<f64> {
     }
 }
 
-/// Documents with their signatures and their texts packed for the store (`text::pack`).
+/// Documents with their signatures and their texts packed for the store (`text::pack`), or
+/// written into `docs/`.
 pub struct Packed {
     docs: Vec<(Document, Vec<u64>)>,
-    frames: Vec<Vec<u8>>,
+    /// None: the text is in `docs/` (to be flushed to disk before the rows are committed).
+    frames: Vec<Option<Vec<u8>>>,
+    docs_dir: Option<PathBuf>,
 }
 
 impl Packed {
     /// Packs the texts on the rayon pool.
     pub fn new(docs: Vec<(Document, Vec<u64>)>) -> Packed {
         use rayon::prelude::*;
-        let frames = docs.par_iter().map(|(d, _)| text::pack(&d.text)).collect();
-        Packed { docs, frames }
+        let frames = docs
+            .par_iter()
+            .map(|(d, _)| Some(text::pack(&d.text)))
+            .collect();
+        Packed {
+            docs,
+            frames,
+            docs_dir: None,
+        }
+    }
+
+    /// For a build: writes the texts of the documents bound for dedup into `docs_dir`, on
+    /// the rayon pool, and packs the others.
+    pub fn into_docs(docs: Vec<(Document, Vec<u64>)>, docs_dir: &Path) -> Result<Packed> {
+        use rayon::prelude::*;
+        let frames = docs
+            .par_iter()
+            .map(|(d, _)| {
+                if !kept::lives_in_docs(d.status) {
+                    return Ok(Some(text::pack(&d.text)));
+                }
+                let file = kept::kept_file(docs_dir, &d.id);
+                std::fs::write(&file, kept::file_bytes(&d.text))
+                    .with_context(|| format!("{}: cannot write", file.display()))?;
+                Ok(None)
+            })
+            .collect::<Result<_>>()?;
+        Ok(Packed {
+            docs,
+            frames,
+            docs_dir: Some(docs_dir.to_path_buf()),
+        })
     }
 }
 
@@ -610,9 +643,9 @@ impl Store {
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.transaction().at(&self.path)?;
-            tx.execute_batch(sql).with_context(|| {
-                format!("{}: migration to v{} failed", self.path.display(), i + 1)
-            })?;
+            tx.execute_batch(sql)
+                .at(&self.path)
+                .with_context(|| format!("migration to v{} failed", i + 1))?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)
                 .at(&self.path)?;
             tx.commit().at(&self.path)?;
@@ -685,6 +718,18 @@ impl Store {
     /// batches, while the store writes the one before).
     pub fn insert_packed(&mut self, run: i64, batch: &Packed) -> Result<usize> {
         let (docs, frames) = (&batch.docs, &batch.frames);
+        if let Some(dir) = &batch.docs_dir {
+            // A committed row whose text is in `docs/` must find it there after a power cut.
+            let in_docs: Vec<PathBuf> = docs
+                .iter()
+                .zip(frames)
+                .filter(|(_, f)| f.is_none())
+                .map(|((d, _), _)| kept::kept_file(dir, &d.id))
+                .collect();
+            if !in_docs.is_empty() {
+                kept::flush_to_disk(dir, in_docs.into_iter())?;
+            }
+        }
         let tx = self.conn.transaction().at(&self.path)?;
         let mut added = 0;
         {
@@ -731,7 +776,9 @@ impl Store {
                 }
                 added += 1;
                 let num = tx.last_insert_rowid();
-                text.execute(params![num, frame]).at(&self.path)?;
+                if let Some(frame) = frame {
+                    text.execute(params![num, frame]).at(&self.path)?;
+                }
                 let mut fps = sig.clone();
                 fps.sort_unstable();
                 fps.dedup();
@@ -756,7 +803,7 @@ impl Store {
             .at(&self.path)?;
         let mut rows = stmt.query([status]).at(&self.path)?;
         let mut out: Vec<(String, Vec<u64>)> = Vec::new();
-        while let Some(r) = rows.next()? {
+        while let Some(r) = rows.next().at(&self.path)? {
             let id: String = r.get(0).at(&self.path)?;
             let fp: Option<i64> = r.get(1).at(&self.path)?;
             if out.last().map(|(last, _)| last != &id).unwrap_or(true) {

@@ -6,7 +6,7 @@
 //! of a store without the table see no skips.
 
 use crate::error::{Skip, SkipReason};
-use crate::store::Store;
+use crate::store::{At, Store};
 use anyhow::{Context, Result};
 use rusqlite::params;
 
@@ -52,21 +52,26 @@ impl Store {
     /// update never counts a skip twice and a file fixed since is no longer listed.
     pub fn replace_skipped(&mut self, source: &str, skips: &[Skip]) -> Result<()> {
         let path = self.path().to_path_buf();
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.transaction().at(&path)?;
         tx.execute(CREATE, [])
-            .with_context(|| format!("{}: cannot create the skipped table", path.display()))?;
-        tx.execute("DELETE FROM skipped WHERE source = ?1", [source])?;
+            .at(&path)
+            .context("cannot create the skipped table")?;
+        tx.execute("DELETE FROM skipped WHERE source = ?1", [source])
+            .at(&path)?;
         {
             // Two skips of one place for one reason are one record (a path can be reached twice).
-            let mut ins = tx.prepare_cached(
-                "INSERT OR IGNORE INTO skipped(source, locator, reason, detail)
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO skipped(source, locator, reason, detail)
                  VALUES (?1, ?2, ?3, ?4)",
-            )?;
+                )
+                .at(&path)?;
             for s in skips {
-                ins.execute(params![source, s.locator(), s.reason, s.detail])?;
+                ins.execute(params![source, s.locator(), s.reason, s.detail])
+                    .at(&path)?;
             }
         }
-        tx.commit()?;
+        tx.commit().at(&path)?;
         Ok(())
     }
 
@@ -75,18 +80,23 @@ impl Store {
         if !self.has_table("skipped")? {
             return Ok(Vec::new());
         }
-        let mut stmt = self.conn.prepare(
-            "SELECT source, locator, reason, detail FROM skipped ORDER BY source, locator, reason",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(SkippedInput {
-                source: r.get(0)?,
-                locator: r.get(1)?,
-                reason: r.get(2)?,
-                detail: r.get(3)?,
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT source, locator, reason, detail FROM skipped ORDER BY source, locator, reason",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(SkippedInput {
+                    source: r.get(0)?,
+                    locator: r.get(1)?,
+                    reason: r.get(2)?,
+                    detail: r.get(3)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 }
 

@@ -9,22 +9,34 @@ use crate::common::*;
 
 /// The store of the collection in `root/out`, for reading.
 fn store(root: &Path) -> Store {
-    Store::open_read_only(&root.join("out/collection.sqlite")).unwrap()
+    store_in(&root.join("out"))
+}
+
+fn store_in(out: &Path) -> Store {
+    Store::open_read_only(&out.join("collection.sqlite")).unwrap()
 }
 
 fn docs_file(root: &Path, id: &str) -> std::path::PathBuf {
-    root.join("out/docs").join(format!("{id}.txt"))
+    docs_file_in(&root.join("out"), id)
+}
+
+fn docs_file_in(out: &Path, id: &str) -> std::path::PathBuf {
+    out.join("docs").join(format!("{id}.txt"))
 }
 
 /// Every document's text as the store gives it, against where it must lie.
 fn assert_one_copy(root: &Path) {
-    let s = store(root);
+    assert_one_copy_in(&root.join("out"))
+}
+
+fn assert_one_copy_in(out: &Path) {
+    let s = store_in(out);
     assert!(
         s.kept_texts_held().unwrap().is_empty(),
         "the store holds no kept text"
     );
     let mut kept = 0;
-    for e in manifest(&root.join("out")) {
+    for e in manifest(out) {
         let id = e["id"].as_str().unwrap();
         let text = s
             .document_text(id)
@@ -32,13 +44,95 @@ fn assert_one_copy(root: &Path) {
             .expect("every document has its text");
         if e["status"] == "kept" {
             kept += 1;
-            let file = std::fs::read_to_string(docs_file(root, id)).unwrap();
+            let file = std::fs::read_to_string(docs_file_in(out, id)).unwrap();
             assert_eq!(file, format!("{text}\n"), "{id}");
         } else {
-            assert!(!docs_file(root, id).exists(), "{id} is not kept");
+            assert!(!docs_file_in(out, id).exists(), "{id} is not kept");
         }
     }
     assert!(kept > 0);
+}
+
+/// The manifest and every file of `docs/`, by name.
+fn collection_files(out: &Path) -> (String, Vec<(String, String)>) {
+    let mut docs: Vec<(String, String)> = std::fs::read_dir(out.join("docs"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            (e.file_name().to_string_lossy().into_owned(), text)
+        })
+        .collect();
+    docs.sort();
+    (
+        std::fs::read_to_string(out.join("manifest.jsonl")).unwrap(),
+        docs,
+    )
+}
+
+#[test]
+fn a_build_keeps_pending_texts_only_in_docs_and_a_killed_one_resumes_to_the_same_collection() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let (_tmp, root) = examples_collection("pending", "");
+    let mut child = Command::new(BIN)
+        .args(["--quiet", "build", "topic.yaml", "--out", "killed"])
+        .current_dir(&root)
+        .env("COLLECT_TEST_PAUSE_AFTER", "build-batch")
+        .env("COLLECT_TEST_BATCH", "4")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let paused = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .any(|l| l.unwrap().contains("paused after build-batch"));
+    assert!(paused, "the build never stored a batch");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // The committed batch: texts bound for dedup are in docs/ only, read back through the store.
+    let killed = root.join("killed");
+    let s = store_in(&killed);
+    let mut in_docs_only: Vec<String> = s
+        .unkept_texts_not_held()
+        .unwrap()
+        .into_iter()
+        .map(|(_, id, _)| id)
+        .collect();
+    let mut pending: Vec<String> = s
+        .document_metas()
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.status == collect::store::Status::Pending)
+        .map(|d| d.id)
+        .collect();
+    assert!(!pending.is_empty(), "the first batch holds texts for dedup");
+    in_docs_only.sort();
+    pending.sort();
+    assert_eq!(
+        in_docs_only, pending,
+        "no pending text is packed into the store"
+    );
+    for id in &pending {
+        let text = s
+            .document_text(id)
+            .unwrap()
+            .expect("a pending text is read");
+        let file = std::fs::read_to_string(docs_file_in(&killed, id)).unwrap();
+        assert_eq!(file, format!("{text}\n"), "{id}");
+    }
+    drop(s);
+
+    run_ok(
+        &root,
+        &["--quiet", "build", "topic.yaml", "--out", "killed"],
+    );
+    assert_eq!(
+        collection_files(&killed),
+        collection_files(&root.join("out")),
+        "the resumed build ends as the uninterrupted one"
+    );
+    assert_one_copy_in(&killed);
 }
 
 #[test]
