@@ -6,7 +6,7 @@
 //! `cargo run --release --example language_sample -- CORPUS.jsonl [MORE.jsonl …]`
 //! (JSONL with a `text` field, one document a line).
 
-use collect::clean::language::detect;
+use collect::clean::language::{detect, sample_of};
 use collect::clean::{detect_language_in, LANGUAGE_SAMPLE_BYTES};
 use std::io::BufRead;
 use std::time::Instant;
@@ -42,7 +42,10 @@ fn main() -> anyhow::Result<()> {
         let differ = got.iter().zip(&whole).filter(|(a, b)| a != b).count();
         println!("{sample}\t{differ}\t{secs:.2}");
     }
-    let samples: Vec<&str> = texts.iter().map(|t| sample_of(t)).collect();
+    let samples: Vec<&str> = texts
+        .iter()
+        .map(|t| sample_of(t, LANGUAGE_SAMPLE_BYTES))
+        .collect();
     let started = Instant::now();
     let ours: Vec<_> = samples.iter().map(|t| detect(t)).collect();
     let ours_secs = started.elapsed().as_secs_f64();
@@ -62,12 +65,4 @@ fn main() -> anyhow::Result<()> {
         theirs_secs / ours_secs
     );
     Ok(())
-}
-
-fn sample_of(text: &str) -> &str {
-    let mut end = text.len().min(LANGUAGE_SAMPLE_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }

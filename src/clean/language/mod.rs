@@ -27,12 +27,7 @@ pub fn detect_language(text: &str) -> Option<String> {
 
 /// [`detect_language`] on the first `sample` bytes (cut back to a character boundary).
 pub fn detect_language_in(text: &str, sample: usize) -> Option<String> {
-    // A prefix is enough to identify the language and keeps detection cheap on long texts.
-    let mut end = text.len().min(sample);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let (lang, confidence) = detect(&text[..end])?;
+    let (lang, confidence) = detect(sample_of(text, sample))?;
     if confidence < 0.5 {
         return None;
     }
@@ -58,6 +53,16 @@ pub fn detect_language_in(text: &str, sample: usize) -> Option<String> {
         other => return Some(other.code().to_string()),
     };
     Some(code.to_string())
+}
+
+/// The first `bytes` of `text`, cut back to a character boundary: a prefix is enough to
+/// identify the language and keeps detection cheap on long texts.
+pub fn sample_of(text: &str, bytes: usize) -> &str {
+    let mut end = text.len().min(bytes);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The language and confidence `whatlang::detect` gives the text.
