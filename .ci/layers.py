@@ -192,6 +192,15 @@ for f in SRC.rglob("*.rs"):
         if f != SRC / "store" / "mod.rs":
             forbid([f], r"postings_fp", "the fingerprint index is store/fp_index.rs's")
 
+# 7g. The manifest has one home (collection/manifest.rs): only it makes a line, so a line
+# merged into the file and a file written whole are the same bytes; and only store/changes.rs
+# (with the migrations that made the table) reads or clears what changed since the last sync.
+for f in SRC.rglob("*.rs"):
+    if f != SRC / "collection" / "manifest.rs":
+        forbid([f], r"struct ManifestRow\b", "manifest lines are made by collection/manifest.rs")
+    if f not in (SRC / "store" / "changes.rs", SRC / "store" / "mod.rs"):
+        forbid([f], r"manifest_changes\b(?!\()", "the changes since the last sync are store/changes.rs's")
+
 # 7c. The Spark driver decides nothing: scores, thresholds and the keep rule's order are the
 # binary's (collect worker / collect keep). It may read a verdict's name, never a score.
 job = SRC.parent / "spark" / "collect_job.py"

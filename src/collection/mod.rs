@@ -7,6 +7,7 @@
 
 pub mod doctor;
 pub mod export;
+pub mod manifest;
 pub mod report;
 pub mod sync;
 

@@ -2,8 +2,7 @@
 //! that shows them, with the topic header the store keeps so that commands run on a collection
 //! directory alone can rewrite it.
 
-use crate::sign::{DedupSettings, Verdict};
-use crate::store::queries::DocMeta;
+use crate::sign::DedupSettings;
 use crate::store::skipped::SkippedInput;
 use crate::store::{Status, Store};
 use crate::topic::Topic;
@@ -41,46 +40,35 @@ pub struct Counts {
     pub bytes_kept: u64,
 }
 
-/// Per-source and total figures from the store.
-pub fn counts(store: &Store, docs: &[DocMeta]) -> Result<(BTreeMap<String, Counts>, Counts)> {
+/// Per-source and total figures from the store (counted there, without reading every
+/// document out of it).
+pub fn counts(store: &Store) -> Result<(BTreeMap<String, Counts>, Counts)> {
     let mut per: BTreeMap<String, Counts> = BTreeMap::new();
-    let mut source_of: BTreeMap<&str, &str> = BTreeMap::new();
-    for d in docs {
-        source_of.insert(&d.id, &d.source);
-        let c = per.entry(d.source.clone()).or_default();
-        c.texts_before += 1;
-        c.bytes_before += d.raw_bytes;
-        match d.status {
-            Status::Short => c.short += 1,
-            Status::Filtered => c.filtered += 1,
-            Status::OffTopic => c.off_topic += 1,
+    for f in store.status_figures()? {
+        let c = per.entry(f.source).or_default();
+        c.texts_before += f.documents;
+        c.bytes_before += f.raw_bytes;
+        match f.status {
+            Status::Short => c.short += f.documents,
+            Status::Filtered => c.filtered += f.documents,
+            Status::OffTopic => c.off_topic += f.documents,
             st => {
-                c.texts_after += 1;
-                c.bytes_after += d.text_bytes;
+                c.texts_after += f.documents;
+                c.bytes_after += f.text_bytes;
                 match st {
-                    Status::Duplicate => c.duplicates += 1,
-                    Status::Dropped => c.dropped += 1,
+                    Status::Duplicate => c.duplicates += f.documents,
+                    Status::Dropped => c.dropped += f.documents,
                     Status::Kept => {
-                        c.kept += 1;
-                        c.bytes_kept += d.text_bytes;
+                        c.kept += f.documents;
+                        c.bytes_kept += f.text_bytes;
                     }
                     Status::Pending | Status::Short | Status::Filtered | Status::OffTopic => {}
                 }
             }
         }
     }
-    for p in store.pairs()? {
-        if p.verdict != Verdict::Contained {
-            continue;
-        }
-        let contained = if p.cont_a_in_b >= p.cont_b_in_a {
-            &p.a
-        } else {
-            &p.b
-        };
-        if let Some(src) = source_of.get(contained.as_str()) {
-            per.entry(src.to_string()).or_default().contained_pairs += 1;
-        }
+    for (source, pairs) in store.contained_pairs_by_source()? {
+        per.entry(source).or_default().contained_pairs += pairs;
     }
     let mut total = Counts::default();
     for c in per.values() {

@@ -1,39 +1,19 @@
 //! Keeps the collection directory in line with the store: the kept texts in `docs/`, the
 //! manifest and the report.
 
+use super::manifest;
 use super::report::{
     acquisition_markdown, counts, hosts_markdown, remember_topic, report_markdown,
     skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
 use crate::store::kept::{file_bytes, kept_file, kept_text, read_kept_file, KeptFile};
+use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
-use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
-
-#[derive(Serialize)]
-struct ManifestRow<'a> {
-    id: &'a str,
-    source: &'a str,
-    locator: &'a str,
-    url: Option<&'a str>,
-    title: Option<&'a str>,
-    lang: Option<&'a str>,
-    words: u64,
-    status: &'a str,
-    duplicate_of: Option<&'a str>,
-    sha256: &'a str,
-    relevance: Option<f64>,
-    // Absent rather than null for sources without dates, so their manifests stay as they were.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    date: Option<&'a str>,
-    format: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
-}
 
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` at the end of a
 /// build.
@@ -64,20 +44,78 @@ const SCAN_SHARE: usize = 8;
 /// `docs/`, moves texts no longer kept into the store, rewrites `manifest.jsonl` and
 /// `report.md`.
 ///
-/// Work on `docs/` is proportional to what changed, so an update or a review decision does not
-/// rewrite a large collection. Texts are written through temporary names: a kill leaves no
-/// half-written text under a final name, and the next sync removes leftovers.
+/// Work is proportional to what changed, so an update or a review decision does not rewrite
+/// a large collection: where the directory is as the last sync left it (its stamp,
+/// `manifest::stamp`), only the documents the store lists as changed are looked at, their
+/// manifest lines rewritten and their files written or removed (100,000-document store: 0.5 s
+/// for the manifest alone before, 0.03 s after an update of 1,000). Texts are written through
+/// temporary names: a kill leaves no half-written text under a final name, and the next sync,
+/// which finds `docs/` changed, lists it and removes leftovers.
 pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
     sync(store, out, Texts::Atomic)
 }
 
 fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
-    let docs = store.document_metas()?;
     let docs_dir = store.docs_dir();
     std::fs::create_dir_all(&docs_dir)
         .with_context(|| format!("{}: cannot create", docs_dir.display()))?;
-    let mut present: HashSet<String> = HashSet::new();
-    for e in std::fs::read_dir(&docs_dir)
+    // Read before anything is written: a change made while this sync runs stays for the next.
+    let changes = store.manifest_changes()?;
+    let as_left = texts == Texts::Atomic
+        && store
+            .manifest_stamp()?
+            .is_some_and(|s| Some(s) == manifest::stamp(out, &docs_dir));
+    if as_left {
+        let changed = store.document_metas_of(&changes)?;
+        sync_docs(store, &docs_dir, &changed, &Files::Asked(&docs_dir), texts)?;
+        crate::testhooks::pause("export-docs");
+        if !manifest::rewrite_changed(out, &changes, &changed)? {
+            manifest::write_whole(out, &store.document_metas()?)?;
+        }
+    } else {
+        let docs = store.document_metas()?;
+        let files = Files::Listed(list_docs(&docs_dir)?);
+        sync_docs(store, &docs_dir, &docs, &files, texts)?;
+        crate::testhooks::pause("export-docs");
+        manifest::write_whole(out, &docs)?;
+    }
+    let (per, total) = counts(store)?;
+    let key = store.meta("detector")?.unwrap_or_default();
+    let topic = stored_topic(store)?;
+    let mut report = report_markdown(&topic, &key, &per, &total);
+    report.push_str(&acquisition_markdown(&store.url_counts()?));
+    report.push_str(&hosts_markdown(&store.host_counts()?));
+    report.push_str(&skipped_markdown(&store.skipped()?));
+    write_atomic(&out.join("report.md"), report.as_bytes())?;
+    if let Some(stamp) = manifest::stamp(out, &docs_dir) {
+        store.record_sync(&stamp, &changes)?;
+    }
+    Ok(total)
+}
+
+/// What a sync knows of the files in `docs/`.
+enum Files<'a> {
+    /// The ids of the `.txt` files, from a listing of the whole folder.
+    Listed(HashSet<String>),
+    /// Nothing listed: the folder is as the last sync left it, so only the files of the
+    /// documents that changed since are looked at, one by one.
+    Asked(&'a Path),
+}
+
+impl Files<'_> {
+    fn has(&self, id: &str) -> bool {
+        match self {
+            Files::Listed(present) => present.contains(id),
+            Files::Asked(docs_dir) => kept_file(docs_dir, id).exists(),
+        }
+    }
+}
+
+/// The ids of the texts in `docs/`; anything else there (a temporary file a killed write
+/// left) is removed.
+fn list_docs(docs_dir: &Path) -> Result<HashSet<String>> {
+    let mut present = HashSet::new();
+    for e in std::fs::read_dir(docs_dir)
         .with_context(|| format!("{}: cannot list", docs_dir.display()))?
     {
         let e = e.with_context(|| format!("{}: cannot list", docs_dir.display()))?;
@@ -90,32 +128,52 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
                 .with_context(|| format!("{}: cannot remove", e.path().display()))?,
         }
     }
+    Ok(present)
+}
+
+/// Brings `docs/` in line with the store for `docs` (every document, with a listing; or the
+/// changed ones): the texts of documents no longer kept move into the store, the kept texts
+/// missing are written, and the store gives up its copy of each kept text `docs/` now holds.
+fn sync_docs(
+    store: &Store,
+    docs_dir: &Path,
+    docs: &[DocMeta],
+    files: &Files<'_>,
+    texts: Texts,
+) -> Result<()> {
     let kept: HashSet<&str> = docs
         .iter()
         .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
         .collect();
-    hold_leaving_texts(store, &docs_dir, &present)?;
-    for id in &present {
-        if !kept.contains(id.as_str()) {
-            let p = kept_file(&docs_dir, id);
-            std::fs::remove_file(&p).with_context(|| format!("{}: cannot remove", p.display()))?;
-        }
+    hold_leaving_texts(store, docs_dir, files)?;
+    let leaving: Vec<&str> = match files {
+        Files::Listed(present) => present
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !kept.contains(id))
+            .collect(),
+        Files::Asked(_) => docs
+            .iter()
+            .filter(|d| d.status != Status::Kept && files.has(&d.id))
+            .map(|d| d.id.as_str())
+            .collect(),
+    };
+    for id in leaving {
+        let p = kept_file(docs_dir, id);
+        std::fs::remove_file(&p).with_context(|| format!("{}: cannot remove", p.display()))?;
     }
     let write_text = |id: &str, text: &str| -> Result<()> {
-        let path = kept_file(&docs_dir, id);
+        let path = kept_file(docs_dir, id);
         match texts {
             Texts::Atomic => write_atomic(&path, &file_bytes(text)),
             Texts::Fresh => std::fs::write(&path, file_bytes(text))
                 .with_context(|| format!("{}: cannot write", path.display())),
         }
     };
-    let missing: Vec<&str> = kept
-        .iter()
-        .copied()
-        .filter(|id| !present.contains(*id))
-        .collect();
-    if missing.len() * SCAN_SHARE > kept.len() {
+    let missing: Vec<&str> = kept.iter().copied().filter(|id| !files.has(id)).collect();
+    let listed = matches!(files, Files::Listed(_));
+    if listed && missing.len() * SCAN_SHARE > kept.len() {
         let want: HashSet<&str> = missing.iter().copied().collect();
         store.each_held_text_with_status(Status::Kept, &mut |id, text| {
             if want.contains(id.as_str()) {
@@ -132,47 +190,15 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
         }
     }
     let written: HashSet<&str> = missing.iter().copied().collect();
-    release_kept_texts(store, &written, Some(&write_text))?;
-    crate::testhooks::pause("export-docs");
-    let mut manifest = String::new();
-    for d in &docs {
-        let row = ManifestRow {
-            id: &d.id,
-            source: &d.source,
-            locator: &d.locator,
-            url: d.url.as_deref(),
-            title: d.title.as_deref(),
-            lang: d.lang.as_deref(),
-            words: d.words,
-            status: d.status.as_str(),
-            duplicate_of: d.duplicate_of.as_deref(),
-            sha256: &d.sha256,
-            relevance: d.relevance,
-            date: d.date.as_deref(),
-            format: d.format.as_deref(),
-            reason: d.reason.as_deref(),
-        };
-        manifest.push_str(&serde_json::to_string(&row)?);
-        manifest.push('\n');
-    }
-    write_atomic(&out.join("manifest.jsonl"), manifest.as_bytes())?;
-    let (per, total) = counts(store, &docs)?;
-    let key = store.meta("detector")?.unwrap_or_default();
-    let topic = stored_topic(store)?;
-    let mut report = report_markdown(&topic, &key, &per, &total);
-    report.push_str(&acquisition_markdown(&store.url_counts()?));
-    report.push_str(&hosts_markdown(&store.host_counts()?));
-    report.push_str(&skipped_markdown(&store.skipped()?));
-    write_atomic(&out.join("report.md"), report.as_bytes())?;
-    Ok(total)
+    release_kept_texts(store, &written, Some(&write_text))
 }
 
 /// Before the files of texts no longer kept are removed, the store takes the texts it does not
 /// hold yet (it gave them up when they were kept).
-fn hold_leaving_texts(store: &Store, docs_dir: &Path, present: &HashSet<String>) -> Result<()> {
+fn hold_leaving_texts(store: &Store, docs_dir: &Path, files: &Files<'_>) -> Result<()> {
     let mut leaving = Vec::new();
     for (num, id, sha256) in store.unkept_texts_not_held()? {
-        if !present.contains(&id) {
+        if !files.has(&id) {
             continue;
         }
         leaving.push((num, kept_text(docs_dir, &id, &sha256)?));

@@ -92,7 +92,7 @@ fn relevance_stats(docs: &[crate::store::queries::DocMeta]) -> Option<RelevanceS
 /// Computes the statistics of a collection's store.
 pub fn stats(store: &Store) -> Result<Stats> {
     let docs = store.document_metas()?;
-    let (sources, total) = collection::counts(store, &docs)?;
+    let (sources, total) = collection::counts(store)?;
     let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
     for k in store.skipped()? {
         *skipped.entry(k.source).or_default() += 1;

@@ -3,6 +3,7 @@
 //! One file per collection, WAL mode, schema versioned with `PRAGMA user_version`. Every change
 //! goes through a transaction, so a process killed at any moment leaves a consistent store.
 
+pub mod changes;
 pub mod files;
 mod fp_index;
 pub mod health;
@@ -186,6 +187,30 @@ DROP INDEX IF EXISTS postings_fp;
     r#"
 SELECT 1;
 "#,
+    // v13 (speed): the documents whose manifest line may have changed since the collection
+    // directory was last brought in line with the store (`changes.rs`), so an update or a
+    // review decision rewrites the lines that changed instead of reading every document.
+    // Only recorded while a stamp of that sync stands; a store without one is synced whole.
+    r#"
+CREATE TABLE manifest_changes (id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 1) WITHOUT ROWID;
+CREATE TRIGGER manifest_change_insert AFTER INSERT ON documents
+    WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'manifest_stamp')
+BEGIN
+    INSERT INTO manifest_changes(id) VALUES (NEW.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER manifest_change_update AFTER UPDATE OF id, source, locator, url, title, lang,
+    words, sha256, status, reason, duplicate_of, date, relevance, format ON documents
+    WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'manifest_stamp')
+BEGIN
+    INSERT INTO manifest_changes(id) VALUES (OLD.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+    INSERT INTO manifest_changes(id) VALUES (NEW.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER manifest_change_delete AFTER DELETE ON documents
+    WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'manifest_stamp')
+BEGIN
+    INSERT INTO manifest_changes(id) VALUES (OLD.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+END;
+"#,
 ];
 
 /// The schema version from which texts are stored packed (`text.rs`).
@@ -196,7 +221,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The tables a store at [`SCHEMA_VERSION`] holds; one missing means the file is not (or no
 /// longer) a whole store.
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 10] = [
     "meta",
     "runs",
     "documents",
@@ -206,6 +231,7 @@ pub const TABLES: [&str; 9] = [
     "urls",
     "decisions",
     "review_log",
+    "manifest_changes",
 ];
 
 /// Whether a SQLite error says the data itself is damaged, as opposed to the store being busy,

@@ -236,7 +236,65 @@ pub(crate) fn pairs_of(
     rows.collect::<rusqlite::Result<Vec<_>>>().at(path)
 }
 
+/// The documents of one source with one status, and their bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusFigures {
+    /// Report name of the source.
+    pub source: String,
+    /// Their status.
+    pub status: Status,
+    /// How many.
+    pub documents: u64,
+    /// Bytes before cleaning.
+    pub raw_bytes: u64,
+    /// Bytes of the cleaned texts.
+    pub text_bytes: u64,
+}
+
 impl Store {
+    /// Documents and bytes per source and status.
+    pub fn status_figures(&self) -> Result<Vec<StatusFigures>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT source, status, COUNT(*), SUM(raw_bytes), SUM(text_bytes)
+                 FROM documents GROUP BY source, status",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(StatusFigures {
+                    source: r.get(0)?,
+                    status: r.get(1)?,
+                    documents: r.get::<_, i64>(2)? as u64,
+                    raw_bytes: r.get::<_, i64>(3)? as u64,
+                    text_bytes: r.get::<_, i64>(4)? as u64,
+                })
+            })
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+
+    /// Contained pairs per source of the contained text: the side with the larger
+    /// containment, `b` on a tie or where the method gives none (stored as NULL, read as NaN,
+    /// which compares false).
+    pub fn contained_pairs_by_source(&self) -> Result<Vec<(String, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.source, COUNT(*) FROM pairs p JOIN documents d
+                 ON d.id = CASE WHEN p.cont_a_in_b >= p.cont_b_in_a THEN p.a ELSE p.b END
+                 WHERE p.verdict = ?1 GROUP BY d.source",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([crate::sign::Verdict::Contained.as_str()], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+
     /// Metadata of every document, ordered by id.
     pub fn document_metas(&self) -> Result<Vec<DocMeta>> {
         self.metas(None)

@@ -258,3 +258,82 @@ fn a_text_left_in_both_homes_is_checked_and_released_by_the_next_sync() {
     );
     assert_one_copy(&root);
 }
+
+#[test]
+fn a_sync_rewrites_only_the_changed_lines_and_gives_what_a_whole_sync_gives() {
+    let (_tmp, root) = examples_collection("lines", "");
+    let out = root.join("out");
+    let manifest_file = out.join("manifest.jsonl");
+    {
+        let s = store(&root);
+        assert!(
+            s.manifest_stamp().unwrap().is_some(),
+            "a build leaves a stamp"
+        );
+        assert!(s.manifest_changes().unwrap().is_empty());
+    }
+    // A line of a document no update touches is altered to the same length, the file's time
+    // put back: the directory still matches the stamp, so the sync takes the line as it is.
+    let before = std::fs::read_to_string(&manifest_file).unwrap();
+    let time = std::fs::metadata(&manifest_file)
+        .unwrap()
+        .modified()
+        .unwrap();
+    let line = before
+        .lines()
+        .find(|l| l.contains("\"status\":\"short\""))
+        .expect("the examples have a short text");
+    let altered_line = line.replace("\"status\":\"short\"", "\"status\":\"SHORT\"");
+    std::fs::write(&manifest_file, before.replace(line, &altered_line)).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&manifest_file)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+
+    let words: Vec<String> = (0..150).map(|i| format!("lexeme{i}")).collect();
+    write(
+        &root.join("texts"),
+        "aaa-new.txt",
+        &format!("A text new to the sources. {}.", words.join(" ")),
+    );
+    run_ok(&root, &["--quiet", "update", "topic.yaml", "--out", "out"]);
+    let pair = json_lines(&stdout(&run_ok(
+        &root,
+        &["--json", "review", "list", "--pairs", "--collection", "out"],
+    )))
+    .remove(0)["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let decide = ["--quiet", "review", "decide", &pair, "drop-contained"];
+    run_ok(&root, &[&decide[..], &["--collection", "out"]].concat());
+    let (changed, docs) = collection_files(&out);
+    assert!(
+        changed.contains(&altered_line),
+        "unchanged lines are copied"
+    );
+    let new = manifest(&out)
+        .into_iter()
+        .filter(|e| e["locator"].as_str().unwrap().ends_with("aaa-new.txt"))
+        .count();
+    assert_eq!(new, 1, "the new document's line is in");
+    let ids: Vec<String> = manifest(&out)
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "in id order");
+    {
+        let s = store(&root);
+        assert!(s.manifest_changes().unwrap().is_empty(), "all written out");
+    }
+
+    // Without the manifest the directory no longer matches: the next sync writes it whole.
+    std::fs::remove_file(&manifest_file).unwrap();
+    run_ok(&root, &["--quiet", "update", "topic.yaml", "--out", "out"]);
+    let (whole, whole_docs) = collection_files(&out);
+    assert_eq!(whole, changed.replace(&altered_line, line));
+    assert_eq!(whole_docs, docs);
+    assert_one_copy(&root);
+}
