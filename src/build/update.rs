@@ -16,7 +16,7 @@ use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
 use crate::testhooks;
 use crate::topic::Topic;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -287,7 +287,7 @@ fn stored_partners(store: &Store, sigs: &[Vec<u64>], lookup: Lookup) -> Result<V
             let mut fps: Vec<u64> = sigs.iter().flatten().copied().collect();
             fps.sort_unstable();
             fps.dedup();
-            nums = store.docs_with_fingerprints(&mut fps.into_iter())?;
+            nums = store.docs_with_fingerprints(&fps)?;
             nums.retain(|n| !pending.contains(n));
         }
         Lookup::Memory => {
@@ -302,15 +302,12 @@ fn stored_partners(store: &Store, sigs: &[Vec<u64>], lookup: Lookup) -> Result<V
     }
     nums.sort_unstable();
     nums.dedup();
-    nums.into_iter()
-        .map(|num| {
-            let meta = store.document_meta_by_num(num)?.with_context(|| {
-                format!("{}: posting of a missing document", store.path().display())
-            })?;
-            Ok(Partner {
-                meta,
-                sig: store.signature_of(num)?,
-            })
-        })
-        .collect()
+    let found = store.metas_and_signatures(&nums)?;
+    if found.len() != nums.len() {
+        anyhow::bail!("{}: posting of a missing document", store.path().display());
+    }
+    Ok(found
+        .into_iter()
+        .map(|(meta, sig)| Partner { meta, sig })
+        .collect())
 }

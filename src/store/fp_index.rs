@@ -22,6 +22,9 @@ use anyhow::Result;
 const MAIN: &str = "postings_fp";
 const RECENT: &str = "postings_fp_recent";
 
+/// The temporary table of the fingerprints a lookup asks for.
+const LOOKUP: &str = "lookup_fps";
+
 /// The recent part is folded into the main one once it indexes more than one document in this
 /// many of those the main part indexes.
 const RECENT_SHARE: i64 = 8;
@@ -78,14 +81,18 @@ impl Store {
         let rebuild = match self.fp_split()? {
             Split::Missing | Split::Whole => true,
             Split::At(split) => {
-                let count = |sql: &str| -> Result<i64> {
-                    self.conn
-                        .query_row(sql, [split], |r| r.get(0))
-                        .at(&self.path)
-                };
-                let recent = count("SELECT COUNT(*) FROM documents WHERE num > ?1")?;
-                let main = count("SELECT COUNT(*) FROM documents WHERE num <= ?1")?;
-                recent * RECENT_SHARE > main.max(1)
+                let recent: i64 = self
+                    .conn
+                    .query_row(
+                        "SELECT COUNT(*) FROM documents WHERE num > ?1",
+                        [split],
+                        |r| r.get(0),
+                    )
+                    .at(&self.path)?;
+                // Numbers are given in order and documents are not deleted, so the main part
+                // holds `split` documents: counting them read the whole table (50 ms of an
+                // update at 100,000 documents).
+                recent * RECENT_SHARE > split.max(1)
             }
         };
         if !rebuild {
@@ -107,28 +114,34 @@ impl Store {
         tx.commit().at(&self.path)
     }
 
-    /// Row numbers of the documents holding each of `fps`, one entry per (fingerprint,
-    /// document) posting: indexed lookups in both parts of the index.
-    pub fn docs_with_fingerprints(&self, fps: &mut dyn Iterator<Item = u64>) -> Result<Vec<i64>> {
-        // The split is written into the statement: SQLite uses a partial index only for a
-        // query whose WHERE implies the index's, which a bound parameter cannot show.
-        let sql = match self.fp_split()? {
-            Split::At(split) => format!(
-                "SELECT doc FROM postings WHERE fp = ?1 AND doc <= {split}
-                 UNION ALL SELECT doc FROM postings WHERE fp = ?1 AND doc > {split}"
-            ),
-            Split::Whole | Split::Missing => "SELECT doc FROM postings WHERE fp = ?1".into(),
-        };
+    /// The documents holding any of `fps`, each once, in number order. The fingerprints go into
+    /// a temporary table joined to both parts of the index: one statement instead of two
+    /// lookups per fingerprint (the 40,000 fingerprints of 1,000 newcomers to a 100,000-document
+    /// store: 0.12 s before, 0.04 s).
+    pub fn docs_with_fingerprints(&self, fps: &[u64]) -> Result<Vec<i64>> {
+        // SQLite integers are signed: the u64 bit pattern is kept as is.
+        self.fill_temp(LOOKUP, fps.iter().map(|&fp| fp as i64))?;
+        let sql = lookup_sql(self.fp_split()?);
         let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
-        let mut out = Vec::new();
-        for fp in fps {
-            // SQLite integers are signed: the u64 bit pattern is kept as is.
-            let rows = stmt.query_map([fp as i64], |r| r.get(0)).at(&self.path)?;
-            for r in rows {
-                out.push(r.at(&self.path)?);
-            }
-        }
-        Ok(out)
+        let rows = stmt.query_map([], |r| r.get(0)).at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+}
+
+/// The statement of a lookup. The split is written into it: SQLite uses a partial index only
+/// for a query whose WHERE implies the index's, which a bound parameter cannot show. `CROSS
+/// JOIN` keeps the fingerprints the outer loop: knowing nothing of the temporary table's size,
+/// the planner may otherwise scan every posting.
+fn lookup_sql(split: Split) -> String {
+    match split {
+        Split::At(split) => format!(
+            "SELECT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p ON p.fp = q.n AND p.doc <= {split}
+             UNION SELECT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p
+             ON p.fp = q.n AND p.doc > {split} ORDER BY 1"
+        ),
+        Split::Whole | Split::Missing => format!(
+            "SELECT DISTINCT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p ON p.fp = q.n ORDER BY 1"
+        ),
     }
 }
 
@@ -141,7 +154,7 @@ mod tests {
             .conn
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap();
-        let rows = stmt.query_map([1i64], |r| r.get::<_, String>(3)).unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
         rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
     }
 
@@ -167,11 +180,7 @@ mod tests {
     }
 
     fn lookup(store: &Store, fp: u64) -> Vec<i64> {
-        let mut docs = store
-            .docs_with_fingerprints(&mut std::iter::once(fp))
-            .unwrap();
-        docs.sort_unstable();
-        docs
+        store.docs_with_fingerprints(&[fp]).unwrap()
     }
 
     #[test]
@@ -192,11 +201,12 @@ mod tests {
         assert_eq!(lookup(&store, 8), vec![17, 18]);
         assert_eq!(lookup(&store, 105), vec![5]);
         assert!(lookup(&store, 9).is_empty());
-        let both = plan(
-            &store,
-            "SELECT doc FROM postings WHERE fp = ?1 AND doc <= 16
-             UNION ALL SELECT doc FROM postings WHERE fp = ?1 AND doc > 16",
+        assert_eq!(
+            store.docs_with_fingerprints(&[8, 105, 9, 7]).unwrap(),
+            (1..=18).collect::<Vec<_>>(),
+            "each document once, in number order"
         );
+        let both = plan(&store, &lookup_sql(Split::At(16)));
         assert!(both.contains(MAIN) && both.contains(RECENT), "{both}");
     }
 

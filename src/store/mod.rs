@@ -684,6 +684,28 @@ impl Store {
         Ok(())
     }
 
+    /// Fills the connection's temporary table `name` (one column, `n INTEGER PRIMARY KEY`)
+    /// with `values`, for a statement to join: a join walks the store's B-trees once in order,
+    /// where a lookup per value pays a statement each.
+    fn fill_temp(&self, name: &str, values: impl Iterator<Item = i64>) -> Result<()> {
+        self.conn
+            .execute_batch(&format!(
+                "CREATE TEMP TABLE IF NOT EXISTS {name} (n INTEGER PRIMARY KEY);
+                 DELETE FROM temp.{name};"
+            ))
+            .at(&self.path)?;
+        let tx = self.conn.unchecked_transaction().at(&self.path)?;
+        {
+            let mut ins = tx
+                .prepare(&format!("INSERT OR IGNORE INTO temp.{name}(n) VALUES (?1)"))
+                .at(&self.path)?;
+            for v in values {
+                ins.execute([v]).at(&self.path)?;
+            }
+        }
+        tx.commit().at(&self.path)
+    }
+
     /// A value from the meta table.
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
         self.conn

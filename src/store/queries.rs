@@ -328,15 +328,52 @@ impl Store {
             .at(&self.path)
     }
 
-    /// Metadata of one document by row number.
-    pub fn document_meta_by_num(&self, num: i64) -> Result<Option<DocMeta>> {
-        // Cached: an update asks this of every stored partner, thousands of times.
-        self.conn
-            .prepare_cached(&format!("SELECT {META_COLS} FROM documents WHERE num = ?1"))
+    /// Metadata and signature (sorted) of the documents numbered `nums` the store holds, in
+    /// number order: two joins over a temporary table of the numbers, where a lookup of each
+    /// cost an update 13 µs per stored partner (12,000 of them for 1,000 newcomers to a
+    /// 100,000-document store).
+    pub fn metas_and_signatures(&self, nums: &[i64]) -> Result<Vec<(DocMeta, Vec<u64>)>> {
+        const NUMS: &str = "partner_nums";
+        self.fill_temp(NUMS, nums.iter().copied())?;
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {META_COLS} FROM temp.{NUMS} q CROSS JOIN documents d ON d.num = q.n ORDER BY q.n"
+            ))
+            .at(&self.path)?;
+        let metas = stmt
+            .query_map([], meta_row)
             .at(&self.path)?
-            .query_row([num], meta_row)
-            .optional()
-            .at(&self.path)
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(&self.path)?;
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT p.doc, p.fp FROM temp.{NUMS} q CROSS JOIN postings p ON p.doc = q.n
+                 ORDER BY q.n"
+            ))
+            .at(&self.path)?;
+        let mut rows = stmt.query([]).at(&self.path)?;
+        let mut found: Vec<(DocMeta, Vec<u64>)> =
+            metas.into_iter().map(|m| (m, Vec::new())).collect();
+        let mut at = 0;
+        while let Some(r) = rows.next().at(&self.path)? {
+            let doc: i64 = r.get(0).at(&self.path)?;
+            let fp: i64 = r.get(1).at(&self.path)?;
+            while found.get(at).is_some_and(|(m, _)| m.num < doc) {
+                at += 1;
+            }
+            // A posting of a number with no document row has no one to go to.
+            if let Some((m, sig)) = found.get_mut(at) {
+                if m.num == doc {
+                    sig.push(fp as u64);
+                }
+            }
+        }
+        for (_, sig) in &mut found {
+            sig.sort_unstable();
+        }
+        Ok(found)
     }
 
     /// The cleaned text of one document: from the store, or from `docs/` for a kept one
@@ -423,23 +460,6 @@ impl Store {
             }
         }
         flush(&mut chunk)
-    }
-
-    /// The signature of one document by row number, sorted.
-    pub fn signature_of(&self, num: i64) -> Result<Vec<u64>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT fp FROM postings WHERE doc = ?1")
-            .at(&self.path)?;
-        let rows = stmt
-            .query_map([num], |r| r.get::<_, i64>(0))
-            .at(&self.path)?;
-        let mut sig: Vec<u64> = rows
-            .map(|r| r.map(|x| x as u64))
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .at(&self.path)?;
-        sig.sort_unstable();
-        Ok(sig)
     }
 
     /// Row numbers of all documents with a status.
