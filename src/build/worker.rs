@@ -351,7 +351,6 @@ pub fn run(
         label,
         DEFAULT_MAX_FILE_BYTES,
         opts.first_line.saturating_sub(1) as u64,
-        None,
         |line_no, line| {
             let parsed = line.and_then(|l| parse_json_record(label, line_no, l).map(|d| (d, l)));
             let (doc, line) = match parsed {

@@ -33,7 +33,8 @@ pub struct FileState {
 /// lines appended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JsonlState {
-    /// CRC-32 of the bytes.
+    /// CRC-32 of a sample of the bytes (every byte of a file up to 2 MiB; of a larger one, 32
+    /// blocks of 64 KiB spread from its first byte to its last: `readers::local`).
     pub crc32: u32,
     /// Lines in them (blank ones too): where the numbering of appended lines goes on.
     pub lines: u64,
