@@ -1,9 +1,12 @@
 //! Benchmark of `collect update` against a full rebuild: a store of N documents (default
 //! 100,000) made from the perf corpus (README, "Data for the benchmarks") replicated with perturbed words,
-//! then 1,000 new documents added by `update`, once with SQL postings lookups and once with an
-//! in-memory index of the stored signatures. Skips cleanly when the corpus is absent.
+//! built R times (each into a new directory; the median is the yardstick), then R updates in a
+//! row into the last one, each adding 1,000 new documents (1 %) with SQL postings lookups
+//! (the median is compared), then one with an in-memory index of the stored signatures.
+//! Skips cleanly when the corpus is absent.
 //!
-//! `COLLECT_BENCH_CORPUS=corpus-10k.jsonl cargo run --release --bin collect-bench-update [N]`.
+//! `COLLECT_BENCH_CORPUS=corpus-10k.jsonl cargo run --release --bin collect-bench-update [N] [R]`
+//! (R: runs, default 5).
 
 use collect::build::update::{self, Lookup, UpdateOptions};
 use collect::build::{self, BuildOptions};
@@ -32,6 +35,11 @@ fn perturb(text: &str, replica: usize) -> String {
         }
     }
     out
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn cut(s: &str) -> &str {
@@ -85,6 +93,11 @@ fn main() -> anyhow::Result<()> {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100_000);
+    let runs: usize = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5)
+        .max(1);
     let added = 1000;
     let mut corpus: Vec<(String, String)> = Vec::new();
     collect::readers::local::for_each_jsonl_line(&corpus_path, |no, line| {
@@ -106,29 +119,40 @@ fn main() -> anyhow::Result<()> {
         "name: bench\nsources:\n  - {kind: local, path: corpus.jsonl}\nfilter: {min_words: 20}\n",
     )?;
     let topic = Topic::load(&root.join("topic.yaml"))?;
-    let out = root.join("out");
     println!("store: {stored} documents ({} replicas of the perf corpus, texts cut to {MAX_BYTES} bytes)", replicas);
 
-    let t = Instant::now();
-    let b = build::build(
-        &topic,
-        &BuildOptions {
-            out: Some(out.clone()),
-            force: false,
-            progress: false,
-            // The corpus is written by this program: a bad line is a bug, not data to skip.
-            strict: true,
-        },
-    )?;
-    let build_s = t.elapsed().as_secs_f64();
-    println!(
-        "full build of {stored}: {build_s:.2} s ({} kept, {} duplicates)",
-        b.totals.kept, b.totals.duplicates
-    );
+    let mut builds = Vec::new();
+    let mut out = root.join("out");
+    for run in 0..runs {
+        // Each build into a directory of its own: removing one of 100,000 files slows the file
+        // system's next creations for a while.
+        out = root.join(format!("out{run}"));
+        let t = Instant::now();
+        let b = build::build(
+            &topic,
+            &BuildOptions {
+                out: Some(out.clone()),
+                force: false,
+                progress: false,
+                // The corpus is written by this program: a bad line is a bug, not data to skip.
+                strict: true,
+            },
+        )?;
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "full build of {stored}: {s:.2} s ({} kept, {} duplicates)",
+            b.totals.kept, b.totals.duplicates
+        );
+        builds.push(s);
+    }
+    let build_s = median(builds);
+    println!("full build: median {build_s:.2} s over {runs} runs");
 
-    for (next_replica, lookup) in (replicas + 1..).zip([Lookup::Sql, Lookup::Memory]) {
+    let mut next_replica = replicas + 1;
+    let mut update_with = |lookup: Lookup| -> anyhow::Result<f64> {
         let mut f = std::fs::OpenOptions::new().append(true).open(&input)?;
         write_docs(&mut f, &corpus, next_replica..next_replica + 1, added);
+        next_replica += 1;
         let t = Instant::now();
         let u = update::update(
             &topic,
@@ -149,7 +173,18 @@ fn main() -> anyhow::Result<()> {
             u.duplicates,
             u.new_review_pairs
         );
+        Ok(s)
+    };
+    let mut updates = Vec::new();
+    for _ in 0..runs {
+        updates.push(update_with(Lookup::Sql)?);
     }
+    let update_s = median(updates);
+    println!(
+        "update +1 % (Sql lookup): median {update_s:.2} s over {runs} runs in a row; full build median {build_s:.2} s; ratio {:.1} %",
+        100.0 * update_s / build_s
+    );
+    update_with(Lookup::Memory)?;
     std::fs::remove_dir_all(root)?;
     Ok(())
 }
