@@ -19,6 +19,7 @@ use crate::store::{Document, Packed, Status, Store, StoreFrontier};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -211,7 +212,13 @@ pub struct Ingest<'a> {
     /// `docs/`, incomplete until the build ends); None: the store holds every new text, as
     /// an update into a finished collection needs.
     pub docs_dir: Option<&'a std::path::Path>,
+    /// Where a build keeps the signatures of the new documents bound for dedup (by id), so
+    /// that it need not read them back from the store; None: not kept.
+    pub signatures: Option<&'a mut Signatures>,
 }
+
+/// Signatures by document id.
+pub type Signatures = FxHashMap<String, Vec<u64>>;
 
 /// What an ingest pass read.
 #[derive(Debug, Clone, Copy, Default)]
@@ -240,6 +247,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         strict,
         shared,
         docs_dir,
+        mut signatures,
     } = ingest;
     let web = web_sources(topic);
     let frontier = if web.is_empty() {
@@ -322,6 +330,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         let preparer = &preparer;
         std::thread::scope(|scope| -> Result<()> {
             let mut line = Pipeline::start(scope, preparer, run, batch, docs_dir);
+            line.signatures = signatures.as_deref_mut();
             reader.collect(
                 &mut |doc| {
                     read += 1;
@@ -495,6 +504,8 @@ struct Pipeline<'scope> {
     sent: std::collections::VecDeque<Vec<String>>,
     flying: rustc_hash::FxHashSet<String>,
     to_prepare: Option<std::sync::mpsc::SyncSender<Vec<RawDoc>>>,
+    /// Where the stored signatures of documents bound for dedup are kept (None: dropped).
+    signatures: Option<&'scope mut Signatures>,
     prepared: std::sync::mpsc::Receiver<Result<Packed>>,
     preparing: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
@@ -530,6 +541,7 @@ impl<'scope> Pipeline<'scope> {
             sent: Default::default(),
             flying: Default::default(),
             to_prepare: Some(to_prepare),
+            signatures: None,
             prepared,
             preparing: Some(preparing),
         }
@@ -577,7 +589,10 @@ impl<'scope> Pipeline<'scope> {
         let Ok(ready) = self.prepared.recv() else {
             return self.preparer_failed();
         };
-        store.insert_packed(self.run, &ready?)?;
+        let stored = store.insert_packed(self.run, &ready?)?;
+        if let Some(kept) = self.signatures.as_deref_mut() {
+            kept.extend(stored.signatures);
+        }
         for id in self.sent.pop_front().unwrap_or_default() {
             self.flying.remove(&id);
         }

@@ -24,7 +24,6 @@ use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
 use ingest::{Ingest, Preparer, BATCH};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -131,6 +130,7 @@ fn build_in(
     let docs_dir = store.docs_dir();
     std::fs::create_dir_all(&docs_dir)
         .with_context(|| format!("{}: cannot create", docs_dir.display()))?;
+    let mut signed = ingest::Signatures::default();
     let ingested = ingest::store_new_documents(
         topic,
         Ingest {
@@ -147,11 +147,12 @@ fn build_in(
             strict: opts.strict || topic.strict,
             shared,
             docs_dir: Some(&docs_dir),
+            signatures: Some(&mut signed),
         },
     )?;
 
     let started = std::time::Instant::now();
-    dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup)?;
+    dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup, signed)?;
     store.index_postings()?;
     let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::write_collection(&store, topic, &out)?;
@@ -209,6 +210,7 @@ fn dedup_all(
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
     settings: &DedupSettings,
+    signed: ingest::Signatures,
 ) -> Result<()> {
     let docs: Vec<_> = store
         .document_metas()?
@@ -221,7 +223,7 @@ fn dedup_all(
         read.document_text(ids[i])?
             .with_context(|| format!("{}: document {} has gone", read.path().display(), ids[i]))
     };
-    let pairs = pairs_among(read, &ids, &text_of, stop, detector, settings)?;
+    let pairs = pairs_among(read, &ids, &text_of, stop, detector, settings, signed)?;
     let candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
@@ -231,7 +233,8 @@ fn dedup_all(
 }
 
 /// The engine's pairs among the documents `ids` (stored, not filtered out), signed as the
-/// store holds them or, for detectors that weigh words by the collection, over their texts
+/// store holds them (`signed`, where the caller kept them as it stored them; the store is read
+/// for any missing) or, for detectors that weigh words by the collection, over their texts
 /// now; `text_of(i)` gives the text of `ids[i]`.
 fn pairs_among(
     store: &Store,
@@ -240,19 +243,25 @@ fn pairs_among(
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
     settings: &DedupSettings,
+    signed: ingest::Signatures,
 ) -> Result<Vec<Pair>> {
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
         let texts = (0..ids.len()).map(text_of).collect::<Result<Vec<_>>>()?;
         sign_with_stats(&texts, stop, detector)
     } else {
-        let mut stored: FxHashMap<String, Vec<u64>> = FxHashMap::default();
-        // A build holds no dropped documents; a store rebuilt by `collect doctor` may.
+        let mut stored = signed;
+        // A resumed build stored some documents in an earlier run, and a store rebuilt by
+        // `collect doctor` may hold dropped ones (a build holds none).
+        let missing = ids.iter().any(|id| !stored.contains_key(*id));
         for st in [
             Status::Pending,
             Status::Kept,
             Status::Duplicate,
             Status::Dropped,
-        ] {
+        ]
+        .into_iter()
+        .filter(|_| missing)
+        {
             stored.extend(store.signatures(st)?);
         }
         ids.iter()

@@ -146,6 +146,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             &stop,
             &mut detector,
             &topic.dedup,
+            Default::default(),
         )?;
         let stored: Vec<_> = pairs
             .iter()

@@ -132,6 +132,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
             strict: opts.strict || topic.strict,
             shared: None,
             docs_dir: None,
+            signatures: None,
         },
     )?;
     testhooks::pause("read");

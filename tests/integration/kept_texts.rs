@@ -337,3 +337,66 @@ fn a_sync_rewrites_only_the_changed_lines_and_gives_what_a_whole_sync_gives() {
     assert_eq!(whole_docs, docs);
     assert_one_copy(&root);
 }
+
+#[test]
+fn a_resumed_build_compares_the_texts_stored_before_the_kill_with_the_later_ones() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let vocabulary: Vec<&str> = "the river runs past an old mill where farmers bring grain every \
+        autumn and children watch boats drift slowly under a stone bridge while birds sing above \
+        quiet fields of wheat near small houses with red roofs green gardens tall trees long roads \
+        bright mornings cold evenings warm bread fresh milk good neighbours"
+        .split(' ')
+        .collect();
+    let text = |seed: usize| -> String {
+        (0..150)
+            .map(|i| vocabulary[(i * i * 7 + i * seed * 31 + seed * 17) % vocabulary.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // The first record is stored in the batch before the kill; its near-copy comes last.
+    let mut records = vec![("first".to_string(), text(1))];
+    for seed in 2..8 {
+        records.push((format!("other{seed}"), text(seed)));
+    }
+    records.push(("copy".to_string(), text(1).replacen("river", "stream", 1)));
+    let jsonl: String = records
+        .iter()
+        .map(|(id, t)| serde_json::json!({"id": id, "text": t}).to_string() + "\n")
+        .collect();
+    write(root, "docs.jsonl", &jsonl);
+    write(
+        root,
+        "topic.yaml",
+        "name: resumed\nsources:\n  - {kind: local, path: docs.jsonl}\nfilter: {min_words: 10}\n",
+    );
+    run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "whole"]);
+    let duplicates = manifest(&root.join("whole"))
+        .into_iter()
+        .filter(|e| e["status"] == "duplicate")
+        .count();
+    assert_eq!(duplicates, 1, "the copy duplicates the first record");
+
+    let mut child = Command::new(BIN)
+        .args(["--quiet", "build", "topic.yaml", "--out", "killed"])
+        .current_dir(root)
+        .env("COLLECT_TEST_PAUSE_AFTER", "build-batch")
+        .env("COLLECT_TEST_BATCH", "2")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let paused = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .any(|l| l.unwrap().contains("paused after build-batch"));
+    assert!(paused, "the build never stored a batch");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "killed"]);
+    assert_eq!(
+        collection_files(&root.join("killed")),
+        collection_files(&root.join("whole")),
+        "the signatures stored before the kill are read back and compared"
+    );
+}
