@@ -85,30 +85,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Document, Outcome, Status};
-
-    fn doc(id: &str) -> Document {
-        Document {
-            id: id.into(),
-            source: "s".into(),
-            source_rank: 0,
-            locator: format!("{id}.txt"),
-            url: None,
-            title: None,
-            lang: Some("en".into()),
-            raw_bytes: 10,
-            sha256: crate::store::kept::sha256_hex("text"),
-            text: "text".into(),
-            words: 1,
-            status: Status::Pending,
-            reason: None,
-            duplicate_of: None,
-            date: None,
-            relevance: None,
-            relevance_terms: None,
-            format: None,
-        }
-    }
+    use crate::store::tests::doc;
+    use crate::store::{Outcome, Status};
 
     fn kept(id: &str) -> Outcome {
         Outcome {
@@ -123,13 +101,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
         let run = s.begin_run("build", "{}").unwrap();
-        s.insert_documents(run, vec![(doc("a"), vec![1]), (doc("b"), vec![2])])
-            .unwrap();
+        s.insert_documents(
+            run,
+            vec![(doc("a", "text"), vec![1]), (doc("b", "text"), vec![2])],
+        )
+        .unwrap();
         assert!(s.manifest_changes().unwrap().is_empty(), "no stamp yet");
 
         s.record_sync("stamp-1", &[]).unwrap();
         s.record_dedup(run, &[kept("b")], &[]).unwrap();
-        s.insert_documents(run, vec![(doc("c"), vec![3])]).unwrap();
+        s.insert_documents(run, vec![(doc("c", "text"), vec![3])])
+            .unwrap();
         let seen = s.manifest_changes().unwrap();
         assert_eq!(
             seen,

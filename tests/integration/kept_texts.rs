@@ -70,16 +70,16 @@ fn collection_files(out: &Path) -> (String, Vec<(String, String)>) {
     )
 }
 
-#[test]
-fn a_build_keeps_pending_texts_only_in_docs_and_a_killed_one_resumes_to_the_same_collection() {
+/// Builds `topic.yaml` in `root` into `out` in batches of `batch` documents and kills the
+/// build (SIGKILL) once the first batch is stored.
+fn kill_build_after_first_batch(root: &Path, out: &str, batch: usize) {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let (_tmp, root) = examples_collection("pending", "");
     let mut child = Command::new(BIN)
-        .args(["--quiet", "build", "topic.yaml", "--out", "killed"])
-        .current_dir(&root)
+        .args(["--quiet", "build", "topic.yaml", "--out", out])
+        .current_dir(root)
         .env("COLLECT_TEST_PAUSE_AFTER", "build-batch")
-        .env("COLLECT_TEST_BATCH", "4")
+        .env("COLLECT_TEST_BATCH", batch.to_string())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -87,8 +87,14 @@ fn a_build_keeps_pending_texts_only_in_docs_and_a_killed_one_resumes_to_the_same
         .lines()
         .any(|l| l.unwrap().contains("paused after build-batch"));
     assert!(paused, "the build never stored a batch");
-    child.kill().unwrap(); // SIGKILL
+    child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[test]
+fn a_build_keeps_pending_texts_only_in_docs_and_a_killed_one_resumes_to_the_same_collection() {
+    let (_tmp, root) = examples_collection("pending", "");
+    kill_build_after_first_batch(&root, "killed", 4);
 
     // The committed batch: texts bound for dedup are in docs/ only, read back through the store.
     let killed = root.join("killed");
@@ -340,8 +346,6 @@ fn a_sync_rewrites_only_the_changed_lines_and_gives_what_a_whole_sync_gives() {
 
 #[test]
 fn a_resumed_build_compares_the_texts_stored_before_the_kill_with_the_later_ones() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let vocabulary: Vec<&str> = "the river runs past an old mill where farmers bring grain every \
@@ -379,20 +383,7 @@ fn a_resumed_build_compares_the_texts_stored_before_the_kill_with_the_later_ones
         .count();
     assert_eq!(duplicates, 1, "the copy duplicates the first record");
 
-    let mut child = Command::new(BIN)
-        .args(["--quiet", "build", "topic.yaml", "--out", "killed"])
-        .current_dir(root)
-        .env("COLLECT_TEST_PAUSE_AFTER", "build-batch")
-        .env("COLLECT_TEST_BATCH", "2")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let paused = BufReader::new(child.stderr.take().unwrap())
-        .lines()
-        .any(|l| l.unwrap().contains("paused after build-batch"));
-    assert!(paused, "the build never stored a batch");
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_build_after_first_batch(root, "killed", 2);
     run_ok(root, &["--quiet", "build", "topic.yaml", "--out", "killed"]);
     assert_eq!(
         collection_files(&root.join("killed")),
