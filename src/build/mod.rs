@@ -152,8 +152,20 @@ fn build_in(
     )?;
 
     let started = std::time::Instant::now();
-    dedup_all(&mut store, run, &stop, &mut detector, &topic.dedup, signed)?;
-    store.index_postings()?;
+    // The fingerprint index (for later updates) is made on a connection of its own while the
+    // engine only reads: one core sorts the postings as the engine works (0.18 s of the 10k
+    // build before, 2 s of the 80k one); the outcome is written once it is done.
+    let (outcomes, pairs) = std::thread::scope(|scope| -> Result<_> {
+        let indexing = scope.spawn(|| Store::open(&store_path)?.index_postings());
+        let found = dedup_outcomes(&store, &stop, &mut detector, &topic.dedup, signed);
+        let indexed = indexing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let found = found?;
+        indexed?;
+        Ok(found)
+    })?;
+    store.record_dedup(run, &outcomes, &pairs)?;
     let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::write_collection(&store, topic, &out)?;
     progress.stage(
@@ -201,35 +213,33 @@ fn sign_with_stats(
         .collect()
 }
 
-/// All-vs-all dedup of every valid document in the store; writes statuses and pairs. Texts
-/// are read from the store only for the pairs the engine verifies, a chunk at a time, so
-/// memory follows the signatures, not the collection's text.
-fn dedup_all(
-    store: &mut Store,
-    run: i64,
+/// All-vs-all dedup of every valid document in the store: the statuses and pairs to write.
+/// Only reads: texts are read from the store only for the pairs the engine verifies, a chunk
+/// at a time, so memory follows the signatures, not the collection's text.
+fn dedup_outcomes(
+    store: &Store,
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
     settings: &DedupSettings,
     signed: ingest::Signatures,
-) -> Result<()> {
+) -> Result<(Vec<Outcome>, Vec<StoredPair>)> {
     let docs: Vec<_> = store
         .document_metas()?
         .into_iter()
         .filter(|d| !d.status.is_filtered_out())
         .collect();
     let ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
-    let read: &Store = store;
     let text_of = |i: usize| -> Result<String> {
-        read.document_text(ids[i])?
-            .with_context(|| format!("{}: document {} has gone", read.path().display(), ids[i]))
+        store
+            .document_text(ids[i])?
+            .with_context(|| format!("{}: document {} has gone", store.path().display(), ids[i]))
     };
-    let pairs = pairs_among(read, &ids, &text_of, stop, detector, settings, signed)?;
+    let pairs = pairs_among(store, &ids, &text_of, stop, detector, settings, signed)?;
     let candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
         .collect();
-    let (outcomes, stored) = settle(&candidates, &pairs);
-    store.record_dedup(run, &outcomes, &stored)
+    Ok(settle(&candidates, &pairs))
 }
 
 /// The engine's pairs among the documents `ids` (stored, not filtered out), signed as the
