@@ -63,12 +63,8 @@ impl Store {
                 clear.execute(params![c.id, c.n]).at(&self.path)?;
             }
         }
-        tx.execute(
-            "INSERT INTO meta(key, value) VALUES (?1, ?2)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            params![STAMP_KEY, stamp],
-        )
-        .at(&self.path)?;
+        // On the transaction's connection, so the stamp commits with the clearing.
+        self.set_meta(STAMP_KEY, stamp)?;
         tx.commit().at(&self.path)
     }
 
