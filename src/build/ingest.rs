@@ -114,13 +114,13 @@ impl<'a> Preparer<'a> {
         }
     }
 
-    /// Cleans, filters, identifies and signs a batch of raw documents (in parallel).
-    pub fn prepare(&self, raw: Vec<RawDoc>) -> Vec<(Document, Vec<u64>)> {
+    /// Cleans, filters and signs a batch of raw documents (in parallel), each with its
+    /// [`document_id`], which the caller has already computed to skip the stored ones.
+    pub fn prepare(&self, raw: Vec<(String, RawDoc)>) -> Vec<(Document, Vec<u64>)> {
         raw.into_par_iter()
             .map_init(
                 || Canonicalizer::new(self.stop),
-                |canon, r| {
-                    let id = document_id(&r.locator, &r.body);
+                |canon, (id, r)| {
                     let ctx = clean::CleanContext {
                         url: r.url.as_deref(),
                         lang: r.lang.as_deref(),
@@ -497,13 +497,13 @@ const BATCHES_IN_FLIGHT: usize = 2;
 struct Pipeline<'scope> {
     run: i64,
     batch: usize,
-    pending: Vec<RawDoc>,
+    pending: Vec<(String, RawDoc)>,
     pending_ids: Vec<String>,
     /// Ids of the batches sent to be prepared and not stored yet, oldest first: a document
     /// read twice must count once, as if the first copy were stored already.
     sent: std::collections::VecDeque<Vec<String>>,
     flying: rustc_hash::FxHashSet<String>,
-    to_prepare: Option<std::sync::mpsc::SyncSender<Vec<RawDoc>>>,
+    to_prepare: Option<std::sync::mpsc::SyncSender<Vec<(String, RawDoc)>>>,
     /// Where the stored signatures of documents bound for dedup are kept (None: dropped).
     signatures: Option<&'scope mut Signatures>,
     prepared: std::sync::mpsc::Receiver<Result<Packed>>,
@@ -518,7 +518,8 @@ impl<'scope> Pipeline<'scope> {
         batch: usize,
         docs_dir: Option<&'scope std::path::Path>,
     ) -> Self {
-        let (to_prepare, raw) = std::sync::mpsc::sync_channel::<Vec<RawDoc>>(BATCHES_IN_FLIGHT);
+        let (to_prepare, raw) =
+            std::sync::mpsc::sync_channel::<Vec<(String, RawDoc)>>(BATCHES_IN_FLIGHT);
         let (ready, prepared) = std::sync::mpsc::channel();
         let preparing = scope.spawn(move || {
             for docs in raw {
@@ -561,8 +562,8 @@ impl<'scope> Pipeline<'scope> {
         after_batch: &mut dyn FnMut(),
     ) -> Result<()> {
         self.flying.insert(id.clone());
-        self.pending_ids.push(id);
-        self.pending.push(doc);
+        self.pending_ids.push(id.clone());
+        self.pending.push((id, doc));
         if self.pending.len() < self.batch {
             return Ok(());
         }

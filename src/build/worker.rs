@@ -8,7 +8,7 @@
 //! would give: the same source name, rank and locator, so the same stable id. Duplicate JSONL
 //! ids are checked within the input a worker gets (a partition), not across partitions.
 
-use super::ingest::Preparer;
+use super::ingest::{document_id, Preparer};
 use crate::readers::local::{
     duplicate_id_skip, json_raw_doc, jsonl_records_in, parse_json_record, DEFAULT_MAX_FILE_BYTES,
 };
@@ -299,8 +299,11 @@ impl<'a> Emitter<'a> {
     }
 
     fn flush(&mut self, output: &mut dyn Write) -> Result<()> {
-        let (lines, raw): (Vec<(usize, String)>, Vec<RawDoc>) =
-            std::mem::take(&mut self.batch).into_iter().unzip();
+        let (lines, raw): (Vec<(usize, String)>, Vec<(String, RawDoc)>) =
+            std::mem::take(&mut self.batch)
+                .into_iter()
+                .map(|(line, r)| (line, (document_id(&r.locator, &r.body), r)))
+                .unzip();
         for ((line, record), (doc, sig)) in lines.into_iter().zip(self.preparer.prepare(raw)) {
             let rec = DocRecord {
                 line,

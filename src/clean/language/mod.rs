@@ -4,16 +4,17 @@
 //! language's 300 profile trigrams up in the text's ranked trigrams: 36 Latin languages make
 //! 10,800 hash lookups a text, and that was a quarter of a build's CPU. Here the profiles of a
 //! script are one index from trigram to (language, rank), so a text costs one lookup per
-//! trigram it has (at most 600), and the distances come out the same integers. The alphabet
-//! half of the score is whatlang's own (`whatlang::dev`), and the two halves are combined,
-//! ranked and turned into a confidence as whatlang does, so every decision is whatlang's: the
-//! tests compare them with `whatlang::detect` text by text. Other scripts go to whatlang.
+//! trigram it has (at most 600), and the distances come out the same integers. The script, the
+//! alphabet scores and the text's trigrams are counted as whatlang counts them, with ASCII
+//! chars tallied in tables instead of searched and hashed one by one; the two halves of the
+//! score are combined, ranked and turned into a confidence as whatlang does, so every decision
+//! is whatlang's: the tests compare them with `whatlang::detect` text by text, and the alphabet
+//! scores with `whatlang::dev`'s. Other scripts go to whatlang.
 
 mod profiles;
 
 use rustc_hash::FxHashMap;
 use std::sync::LazyLock;
-use whatlang::dev::{FilterList, LowercaseText, RawAlphabetsInfo};
 use whatlang::{Lang, Script};
 
 /// Bytes of a text's start that language detection reads (`examples/language_sample.rs`
@@ -67,15 +68,44 @@ pub fn sample_of(text: &str, bytes: usize) -> &str {
 
 /// The language and confidence `whatlang::detect` gives the text.
 pub fn detect(text: &str) -> Option<(Lang, f64)> {
-    let profiles = match whatlang::detect_script(text)? {
+    let profiles = match main_script(text)? {
         Script::Latin => &*LATIN,
         Script::Cyrillic => &*CYRILLIC,
         _ => return whatlang::detect(text).map(|i| (i.lang(), i.confidence())),
     };
-    let lower = LowercaseText::new(text);
-    let alphabet = (profiles.alphabet)(&lower, &FilterList::default());
+    // whatlang's `LowercaseText` is this very call.
+    let lower = text.to_lowercase();
+    let alphabet = profiles.alphabets.scores(&lower);
     let trigrams = profiles.scores(&lower);
     combine(&alphabet, &trigrams)
+}
+
+/// whatlang's main script of the text. whatlang counts each letter under the first script
+/// that claims it and ranks the counts with an unstable sort; when Latin (or Cyrillic) letters
+/// outnumber all other letters together, no script can tie them and the answer is theirs
+/// whatever whatlang's order. Any other text goes to whatlang. The ranges are whatlang's, and
+/// no other script of its list claims a char in them.
+fn main_script(text: &str) -> Option<Script> {
+    let (mut cyrillic, mut other) = (0usize, 0usize);
+    let mut latin_beyond_ascii = 0usize;
+    let ascii = ascii_histogram(text, |ch| match ch as u32 {
+        0x80..=0x2AF => latin_beyond_ascii += 1,
+        0x400..=0x484 | 0x487..=0x52F => cyrillic += 1,
+        _ => other += 1,
+    });
+    let letters = |range: std::ops::RangeInclusive<u8>| -> usize {
+        range.map(|b| ascii[b as usize] as usize).sum()
+    };
+    let latin = latin_beyond_ascii + letters(b'a'..=b'z') + letters(b'A'..=b'Z');
+    // DEL is the one ASCII char that is neither a stop char nor a letter.
+    other += ascii[0x7F] as usize;
+    if latin > cyrillic + other {
+        Some(Script::Latin)
+    } else if cyrillic > latin + other {
+        Some(Script::Cyrillic)
+    } else {
+        whatlang::detect_script(text)
+    }
 }
 
 /// A profile trigram's distance from the text's trigram of the same rank when the text lacks
@@ -91,19 +121,19 @@ struct Profiles {
     index: FxHashMap<u64, Vec<(u16, u16)>>,
     /// The profile lengths: a language's distance starts from one full miss per trigram.
     lengths: Vec<u32>,
-    alphabet: fn(&LowercaseText, &FilterList) -> RawAlphabetsInfo,
+    alphabets: Alphabets,
 }
 
 static LATIN: LazyLock<Profiles> = LazyLock::new(|| {
     Profiles::new(
         profiles::LATIN,
-        whatlang::dev::alphabet_latin_calculate_scores,
+        Alphabets::new(Script::Latin, profiles::LATIN_ALPHABETS),
     )
 });
 static CYRILLIC: LazyLock<Profiles> = LazyLock::new(|| {
     Profiles::new(
         profiles::CYRILLIC,
-        whatlang::dev::alphabet_cyrillic_calculate_scores,
+        Alphabets::new(Script::Cyrillic, profiles::CYRILLIC_ALPHABETS),
     )
 });
 
@@ -117,11 +147,268 @@ fn is_stop_char(ch: char) -> bool {
     matches!(ch, '\u{0000}'..='\u{0040}' | '\u{005B}'..='\u{0060}' | '\u{007B}'..='\u{007E}')
 }
 
+/// How often each ASCII byte occurs in the text; every other char goes to `beyond`. The three
+/// passes over a sample count their ASCII chars this way, without a branch per char: nearly
+/// every char of an English text is ASCII.
+fn ascii_histogram(text: &str, mut beyond: impl FnMut(char)) -> [u32; 128] {
+    let mut counts = [0u32; 128];
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b < 0x80 {
+            counts[b as usize] += 1;
+            at += 1;
+        } else if let Some(ch) = text[at..].chars().next() {
+            beyond(ch);
+            at += ch.len_utf8();
+        }
+    }
+    counts
+}
+
+/// A script's alphabets as whatlang scores a text by them: for each letter of the text, +1 to
+/// every language whose alphabet has it and −1 to the others, floored at 0, over the count of
+/// letters.
+struct Alphabets {
+    /// The script's languages in whatlang's order (`Script::langs`): ties keep that order.
+    langs: Vec<Lang>,
+    /// Every char of some alphabet, sorted.
+    chars: Vec<char>,
+    /// For each of `chars`, the positions in `langs` of the alphabets that have it, once per
+    /// time an alphabet lists it (whatlang counts a char listed twice twice).
+    langs_of: Vec<Vec<u8>>,
+    /// For each char below [`DIRECT_CHARS`], its position in `chars` or [`NOT_A_LETTER`]:
+    /// the letters of Latin and Cyrillic texts are found without a search.
+    direct: Vec<u16>,
+}
+
+/// Chars looked up in a table rather than searched for (Latin to IPA, Greek, Cyrillic).
+const DIRECT_CHARS: usize = 0x530;
+/// A char of no alphabet.
+const NOT_A_LETTER: u16 = u16::MAX;
+
+/// whatlang's alphabet scores of a text: languages by score, highest first, and the count of
+/// letters they are scored over.
+struct AlphabetScores {
+    scores: Vec<(Lang, f64)>,
+    count: usize,
+}
+
+impl Alphabets {
+    fn new(script: Script, alphabets: &[(Lang, &str)]) -> Self {
+        let langs = script.langs().to_vec();
+        let mut of: std::collections::BTreeMap<char, Vec<u8>> = Default::default();
+        for (lang, alphabet) in alphabets {
+            let Some(at) = langs.iter().position(|l| l == lang) else {
+                continue;
+            };
+            for ch in alphabet.chars() {
+                of.entry(ch).or_default().push(at as u8);
+            }
+        }
+        let (chars, langs_of): (Vec<char>, Vec<Vec<u8>>) = of.into_iter().unzip();
+        let mut direct = vec![NOT_A_LETTER; DIRECT_CHARS];
+        for (at, &ch) in chars.iter().enumerate() {
+            if let Some(slot) = direct.get_mut(ch as usize) {
+                *slot = at as u16;
+            }
+        }
+        Alphabets {
+            langs,
+            chars,
+            langs_of,
+            direct,
+        }
+    }
+
+    fn position(&self, ch: char) -> Option<usize> {
+        match self.direct.get(ch as usize) {
+            Some(&NOT_A_LETTER) => None,
+            Some(&at) => Some(at as usize),
+            None => self.chars.binary_search(&ch).ok(),
+        }
+    }
+
+    fn scores(&self, lower: &str) -> AlphabetScores {
+        let mut seen = vec![0usize; self.chars.len()];
+        let mut count = 0usize;
+        let ascii = ascii_histogram(lower, |ch| {
+            // No char beyond ASCII is a stop char.
+            count += 1;
+            if let Some(at) = self.position(ch) {
+                seen[at] += 1;
+            }
+        });
+        for (b, &n) in ascii.iter().enumerate() {
+            if n == 0 || is_stop_char(b as u8 as char) {
+                continue;
+            }
+            count += n as usize;
+            if let Some(at) = self.position(b as u8 as char) {
+                seen[at] += n as usize;
+            }
+        }
+        // Scored as whatlang does: 2 for each letter an alphabet has, less the count of letters
+        // at the end; a letter of every alphabet goes to all of them at once.
+        let mut lang_scores = vec![0usize; self.langs.len()];
+        let mut common = 0usize;
+        for (at, &n) in seen.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let langs = &self.langs_of[at];
+            if langs.len() == self.langs.len() {
+                common += 2 * n;
+            } else {
+                for &l in langs {
+                    lang_scores[l as usize] += 2 * n;
+                }
+            }
+        }
+        let mut raw: Vec<(Lang, usize)> = self
+            .langs
+            .iter()
+            .zip(&lang_scores)
+            .map(|(&lang, &score)| (lang, (score + common).saturating_sub(count)))
+            .collect();
+        raw.sort_unstable_by_key(|(_, score)| std::cmp::Reverse(*score));
+        AlphabetScores {
+            scores: raw
+                .into_iter()
+                .map(|(lang, score)| (lang, score as f64 / count as f64))
+                .collect(),
+            count,
+        }
+    }
+}
+
+/// Trigrams of spaces and the letters a–z are counted in a table ([`CODED`] slots, one per
+/// such trigram) rather than a hash map: they are nearly all of a Latin text's.
+const CODED: usize = 27 * 27 * 27;
+
+/// A char without a code in the table: all its bits set, so that or-ing three codes tells
+/// whether any lacks one.
+const NO_CODE: u8 = 0xFF;
+
+/// Each ASCII byte's code in the table as whatlang reads it: stop chars are spaces (0), a–z are
+/// 1–26; DEL has none (and upper case does not occur in lower-cased text, nor in its table).
+const ASCII_CODES: [u8; 128] = {
+    let mut codes = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        codes[b] = match b as u8 {
+            b'a'..=b'z' => b as u8 - b'a' + 1,
+            0x41..=0x5A | 0x7F => NO_CODE,
+            _ => 0,
+        };
+        b += 1;
+    }
+    codes
+};
+
+fn decode(code: usize) -> char {
+    if code == 0 {
+        ' '
+    } else {
+        (b'a' + code as u8 - 1) as char
+    }
+}
+
+/// A thread's trigram table, left all zero between texts (only the touched slots are reset).
+struct TrigramTable {
+    counts: Vec<u32>,
+    touched: Vec<u16>,
+}
+
+thread_local! {
+    static TRIGRAM_TABLE: std::cell::RefCell<TrigramTable> = std::cell::RefCell::new(TrigramTable {
+        counts: vec![0; CODED + 1],
+        touched: Vec::new(),
+    });
+}
+
+/// The text's trigrams as whatlang counts them (punctuation as spaces, a space before the
+/// text and after it, no trigram with a space in the middle beside another space), each with
+/// its count.
+fn count_trigrams(lower: &str) -> Vec<(u32, u64)> {
+    if lower.is_empty() {
+        return Vec::new();
+    }
+    TRIGRAM_TABLE.with_borrow_mut(|table| {
+        // A trigram whatlang skips is counted in the last slot, which starts at 1 so that it
+        // is never listed as touched: no branch decides it.
+        table.counts[CODED] = 1;
+        let mut other: FxHashMap<u64, u32> = FxHashMap::default();
+        let mut count = |c1: char, c2: char, c3: char, k1: u8, k2: u8, k3: u8| {
+            let skipped = c2 == ' ' && (c1 == ' ' || c3 == ' ');
+            if (k1 | k2 | k3) == NO_CODE {
+                if !skipped {
+                    *other.entry(trigram(c1, c2, c3)).or_insert(0) += 1;
+                }
+                return;
+            }
+            let slot = if skipped {
+                CODED
+            } else {
+                (k1 as usize * 27 + k2 as usize) * 27 + k3 as usize
+            };
+            if table.counts[slot] == 0 {
+                table.touched.push(slot as u16);
+            }
+            table.counts[slot] += 1;
+        };
+        let (mut c1, mut c2, mut k1, mut k2) = (' ', ' ', 0u8, 0u8);
+        let bytes = lower.as_bytes();
+        let mut at = 0;
+        let mut first = true;
+        loop {
+            let (c3, k3) = match bytes.get(at) {
+                Some(&b) if b < 0x80 => {
+                    at += 1;
+                    let k = ASCII_CODES[b as usize];
+                    (if k == 0 { ' ' } else { b as char }, k)
+                }
+                Some(_) => match lower[at..].chars().next() {
+                    Some(ch) => {
+                        at += ch.len_utf8();
+                        (ch, NO_CODE)
+                    }
+                    None => break,
+                },
+                // The text ends with a space.
+                None if at == bytes.len() => {
+                    at += 1;
+                    (' ', 0)
+                }
+                None => break,
+            };
+            if first {
+                // The first char is only c2: the text starts after a space.
+                (c2, k2, first) = (c3, k3, false);
+                continue;
+            }
+            count(c1, c2, c3, k1, k2, k3);
+            (c1, c2, k1, k2) = (c2, c3, k2, k3);
+        }
+        let mut counted: Vec<(u32, u64)> = Vec::with_capacity(table.touched.len() + other.len());
+        for slot in table.touched.drain(..) {
+            let slot = slot as usize;
+            let chars = (
+                decode(slot / 729),
+                decode(slot / 27 % 27),
+                decode(slot % 27),
+            );
+            counted.push((table.counts[slot], trigram(chars.0, chars.1, chars.2)));
+            table.counts[slot] = 0;
+        }
+        counted.extend(other.into_iter().map(|(t, n)| (n, t)));
+        counted
+    })
+}
+
 impl Profiles {
-    fn new(
-        list: &[(Lang, &str)],
-        alphabet: fn(&LowercaseText, &FilterList) -> RawAlphabetsInfo,
-    ) -> Self {
+    fn new(list: &[(Lang, &str)], alphabets: Alphabets) -> Self {
         let mut index: FxHashMap<u64, Vec<(u16, u16)>> = FxHashMap::default();
         let mut lengths = Vec::with_capacity(list.len());
         for (l, (_, profile)) in list.iter().enumerate() {
@@ -138,34 +425,22 @@ impl Profiles {
             langs: list.iter().map(|(l, _)| *l).collect(),
             index,
             lengths,
-            alphabet,
+            alphabets,
         }
     }
 
     /// whatlang's trigram scores of the text: languages by distance, nearest first, with the
     /// count of distinct trigrams in the text.
     fn scores(&self, lower: &str) -> (Vec<(Lang, f64)>, usize) {
-        let mut counts: FxHashMap<u64, u32> =
-            FxHashMap::with_capacity_and_hasher(lower.len().min(2048), Default::default());
-        let mut chars = lower
-            .chars()
-            .map(|c| if is_stop_char(c) { ' ' } else { c })
-            .chain(Some(' '));
-        let mut c1 = ' ';
-        let Some(mut c2) = chars.next() else {
-            return (Vec::new(), 0);
-        };
-        for c3 in chars {
-            if !(c2 == ' ' && (c1 == ' ' || c3 == ' ')) {
-                *counts.entry(trigram(c1, c2, c3)).or_insert(0) += 1;
-            }
-            c1 = c2;
-            c2 = c3;
+        // Ranked by count, then by trigram, both descending, as whatlang ranks them; no two
+        // are equal, so only the first 600 need sorting.
+        let mut ranked = count_trigrams(lower);
+        let descending = |a: &(u32, u64), b: &(u32, u64)| b.cmp(a);
+        if ranked.len() > TEXT_TRIGRAMS {
+            ranked.select_nth_unstable_by(TEXT_TRIGRAMS - 1, descending);
+            ranked.truncate(TEXT_TRIGRAMS);
         }
-        // Ranked by count, then by trigram, both descending, as whatlang ranks them.
-        let mut ranked: Vec<(u32, u64)> = counts.into_iter().map(|(t, n)| (n, t)).collect();
-        ranked.sort_unstable_by(|a, b| b.cmp(a));
-        ranked.truncate(TEXT_TRIGRAMS);
+        ranked.sort_unstable_by(descending);
         let count = ranked.len() as u32;
         // A language's distance is the sum over its profile of |text rank − profile rank|, or
         // MAX for a trigram the text lacks: the full-miss total less what each match saves.
@@ -205,10 +480,7 @@ impl Profiles {
 
 /// whatlang's combination of the alphabet and trigram scores: the top language and the
 /// confidence from its lead over the second.
-fn combine(
-    alphabet: &RawAlphabetsInfo,
-    trigrams: &(Vec<(Lang, f64)>, usize),
-) -> Option<(Lang, f64)> {
+fn combine(alphabet: &AlphabetScores, trigrams: &(Vec<(Lang, f64)>, usize)) -> Option<(Lang, f64)> {
     let (trigram_scores, trigram_count) = trigrams;
     let mut langs: Vec<Lang> = alphabet.scores.iter().map(|x| x.0).collect();
     for (lang, _) in trigram_scores {
@@ -366,6 +638,76 @@ mod tests {
             "ab cd",
         ] {
             assert_eq!(we_say(text), whatlang_says(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn finds_whatlangs_script_for_every_char_it_decides_and_for_near_ties() {
+        // The ranges decided here and every char around them.
+        for ch in (0..0x3000).filter_map(char::from_u32) {
+            let text = ch.to_string();
+            assert_eq!(main_script(&text), whatlang::detect_script(&text), "{ch:?}");
+        }
+        // Latin against Cyrillic and Greek, from a clear lead to a tie and back.
+        for latin in 0..6 {
+            for cyrillic in 0..6 {
+                for greek in 0..3 {
+                    for order in 0..2 {
+                        let parts = [
+                            "ab".repeat(latin),
+                            "жы".repeat(cyrillic),
+                            "αβ".repeat(greek),
+                        ];
+                        let text = if order == 0 {
+                            parts.join(" ")
+                        } else {
+                            parts.iter().rev().cloned().collect::<Vec<_>>().join(" ")
+                        };
+                        assert_eq!(
+                            main_script(&text),
+                            whatlang::detect_script(&text),
+                            "{text:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scores_alphabets_as_whatlang_does() {
+        use whatlang::dev::{FilterList, LowercaseText};
+        let mut rng = Rng(7);
+        let alphabet: Vec<char> =
+            "abcdefghijklmnopqrstuvwxyzäöüßéèàçñøåłśżąęčšžőűığşə̇ʻ·¡¿ạảấабвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґўђјљњћџѓѕќ0123456789 .,;:!?-\u{7f}"
+                .chars()
+                .collect();
+        for n in 0..400 {
+            let len = rng.below(if n % 10 == 0 { 3000 } else { 200 });
+            let text: String = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            let lower = LowercaseText::new(&text);
+            for (ours, theirs) in [
+                (
+                    &LATIN.alphabets,
+                    whatlang::dev::alphabet_latin_calculate_scores(&lower, &FilterList::default()),
+                ),
+                (
+                    &CYRILLIC.alphabets,
+                    whatlang::dev::alphabet_cyrillic_calculate_scores(
+                        &lower,
+                        &FilterList::default(),
+                    ),
+                ),
+            ] {
+                let ours = ours.scores(&lower);
+                let bits = |s: &[(Lang, f64)]| {
+                    s.iter().map(|(l, x)| (*l, x.to_bits())).collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&ours.scores), bits(&theirs.scores), "{text:?}");
+                assert_eq!(ours.count, theirs.count, "{text:?}");
+            }
         }
     }
 
