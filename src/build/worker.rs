@@ -299,11 +299,10 @@ impl<'a> Emitter<'a> {
     }
 
     fn flush(&mut self, output: &mut dyn Write) -> Result<()> {
-        let (lines, raw): (Vec<(usize, String)>, Vec<(String, RawDoc)>) =
-            std::mem::take(&mut self.batch)
-                .into_iter()
-                .map(|(line, r)| (line, (document_id(&r.locator, &r.body), r)))
-                .unzip();
+        let (lines, raw): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batch)
+            .into_iter()
+            .map(|(line, r): (_, RawDoc)| (line, (document_id(&r.locator, &r.body), r)))
+            .unzip();
         for ((line, record), (doc, sig)) in lines.into_iter().zip(self.preparer.prepare(raw)) {
             let rec = DocRecord {
                 line,
