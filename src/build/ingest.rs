@@ -15,7 +15,7 @@ use crate::readers::web::{wiki_language, WebReader};
 use crate::readers::{FileRead, KnownFiles, Notice, RawDoc, Reader};
 use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::Detector;
-use crate::store::{Document, Packed, Status, Store, StoreFrontier};
+use crate::store::{Document, Packed, Status, Store, StoreFrontier, Unwritten};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -521,18 +521,36 @@ impl<'scope> Pipeline<'scope> {
         let (to_prepare, raw) =
             std::sync::mpsc::sync_channel::<Vec<(String, RawDoc)>>(BATCHES_IN_FLIGHT);
         let (ready, prepared) = std::sync::mpsc::channel();
-        let preparing = scope.spawn(move || {
-            for docs in raw {
-                // The store side has gone (an error there): nothing waits for this batch.
-                let prepared = preparer.prepare(docs);
-                let packed = match docs_dir {
-                    Some(dir) => Packed::into_docs(prepared, dir),
-                    None => Ok(Packed::new(prepared)),
-                };
-                if ready.send(packed).is_err() {
-                    break;
+        // A failed send means the store side has gone (an error there): nothing waits for the
+        // batch.
+        let preparing = scope.spawn(move || match docs_dir {
+            None => {
+                for docs in raw {
+                    if ready.send(Ok(Packed::new(preparer.prepare(docs)))).is_err() {
+                        break;
+                    }
                 }
             }
+            // A thread of its own writes a batch's files while the next batch is prepared; a
+            // panic there ends this scope with it.
+            Some(dir) => std::thread::scope(|inner| {
+                let (to_write, unwritten) = std::sync::mpsc::sync_channel::<Unwritten>(1);
+                inner.spawn(move || {
+                    for batch in unwritten {
+                        if ready.send(batch.write(dir)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                for docs in raw {
+                    if to_write
+                        .send(Packed::for_docs(preparer.prepare(docs)))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }),
         });
         Pipeline {
             run,

@@ -507,27 +507,41 @@ impl Packed {
         }
     }
 
-    /// For a build: writes the texts of the documents bound for dedup into `docs_dir`, on
-    /// the rayon pool, and packs the others.
-    pub fn into_docs(docs: Vec<(Document, Vec<u64>)>, docs_dir: &Path) -> Result<Packed> {
+    /// For a build: packs, on the rayon pool, the texts of the documents not bound for dedup;
+    /// the others are to be written into `docs/` by [`Unwritten::write`].
+    pub fn for_docs(docs: Vec<(Document, Vec<u64>)>) -> Unwritten {
         use rayon::prelude::*;
         let frames = docs
             .par_iter()
-            .map(|(d, _)| {
-                if !kept::lives_in_docs(d.status) {
-                    return Ok(Some(text::pack(&d.text)));
-                }
+            .map(|(d, _)| (!kept::lives_in_docs(d.status)).then(|| text::pack(&d.text)))
+            .collect();
+        Unwritten(Packed {
+            docs,
+            frames,
+            docs_dir: None,
+        })
+    }
+}
+
+/// A build's batch whose texts bound for dedup are not in `docs/` yet.
+pub struct Unwritten(Packed);
+
+impl Unwritten {
+    /// Writes the texts bound for dedup into `docs_dir`, one file after another. The file
+    /// system creates the files of one directory one at a time whatever the threads (a second
+    /// one spins on the directory's lock), so one thread writes while the cores prepare the
+    /// next batch.
+    pub fn write(self, docs_dir: &Path) -> Result<Packed> {
+        let Unwritten(mut packed) = self;
+        for ((d, _), frame) in packed.docs.iter().zip(&packed.frames) {
+            if frame.is_none() {
                 let file = kept::kept_file(docs_dir, &d.id);
                 std::fs::write(&file, kept::file_bytes(&d.text))
                     .with_context(|| format!("{}: cannot write", file.display()))?;
-                Ok(None)
-            })
-            .collect::<Result<_>>()?;
-        Ok(Packed {
-            docs,
-            frames,
-            docs_dir: Some(docs_dir.to_path_buf()),
-        })
+            }
+        }
+        packed.docs_dir = Some(docs_dir.to_path_buf());
+        Ok(packed)
     }
 }
 
