@@ -229,12 +229,21 @@ fn dedup_outcomes(
         .filter(|d| !d.status.is_filtered_out())
         .collect();
     let ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
-    let text_of = |i: usize| -> Result<String> {
-        store
-            .document_text(ids[i])?
-            .with_context(|| format!("{}: document {} has gone", store.path().display(), ids[i]))
+    let (path, docs_dir) = (store.path().to_path_buf(), store.docs_dir());
+    let gone = |id: &str| format!("{}: document {id} has gone", path.display());
+    let texts = Texts {
+        fetch: &|i| {
+            store
+                .text_row(ids[i])?
+                .with_context(|| gone(ids[i]))
+                .map(Some)
+        },
+        read: &|row: crate::store::kept::TextRow| {
+            let text = row.text(&path, &docs_dir)?;
+            text.with_context(|| gone(&row.id)).map(Some)
+        },
     };
-    let pairs = pairs_among(store, &ids, &text_of, stop, detector, settings, signed)?;
+    let pairs = pairs_among(store, &ids, &texts, stop, detector, settings, signed)?;
     let candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
@@ -242,22 +251,38 @@ fn dedup_outcomes(
     Ok(settle(&candidates, &pairs))
 }
 
+/// Where the engine finds the text of its i-th document, in two steps: `fetch` on the
+/// calling thread (a store row: the connection is not shared), then `read` on any core (the
+/// file in `docs/` read and checked, or the frame unpacked). None: no text to give.
+pub(crate) struct Texts<'a, T> {
+    pub fetch: &'a dyn Fn(usize) -> Result<Option<T>>,
+    pub read: &'a (dyn Fn(T) -> Result<Option<String>> + Sync),
+}
+
 /// The engine's pairs among the documents `ids` (stored, not filtered out), signed as the
 /// store holds them (`signed`, where the caller kept them as it stored them; the store is read
 /// for any missing) or, for detectors that weigh words by the collection, over their texts
-/// now; `text_of(i)` gives the text of `ids[i]`.
-fn pairs_among(
+/// now; `texts` gives the text of `ids[i]`.
+fn pairs_among<T: Send>(
     store: &Store,
     ids: &[&str],
-    text_of: &dyn Fn(usize) -> Result<String>,
+    texts: &Texts<'_, T>,
     stop: &StopWords,
     detector: &mut Box<dyn Detector>,
     settings: &DedupSettings,
     signed: ingest::Signatures,
 ) -> Result<Vec<Pair>> {
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
-        let texts = (0..ids.len()).map(text_of).collect::<Result<Vec<_>>>()?;
-        sign_with_stats(&texts, stop, detector)
+        let all = (0..ids.len())
+            .map(|i| {
+                let text = match (texts.fetch)(i)? {
+                    Some(row) => (texts.read)(row)?,
+                    None => None,
+                };
+                text.with_context(|| format!("document {} has no text to sign", ids[i]))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        sign_with_stats(&all, stop, detector)
     } else {
         let mut stored = signed;
         // A resumed build stored some documents in an earlier run, and a store rebuilt by
@@ -286,36 +311,38 @@ fn pairs_among(
         wanted: dedup::Wanted::Flagged,
     };
     let found = engine.find(&sigs, sigs.len(), &mut |need, sink| {
-        feed_texts(need, sink, stop, |i| text_of(i).map(Some))
+        feed_texts(need, sink, stop, texts)
     })?;
     Ok(found.pairs)
 }
 
-/// The engine's [`dedup::TextSource`] over texts read one at a time by `text_of` (None: no
-/// text to give, the engine leaves that document's pairs as judged): `TEXT_CHUNK` texts read
-/// in order, then canonicalised on all cores, so only a chunk of texts is ever held.
-fn feed_texts(
+/// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
+/// that document's pairs as judged): `TEXT_CHUNK` texts fetched in order, then read and
+/// canonicalised on all cores, so only a chunk of texts is ever held.
+fn feed_texts<T: Send>(
     need: &[u32],
     sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>,
     stop: &StopWords,
-    text_of: impl Fn(usize) -> Result<Option<String>>,
+    texts: &Texts<'_, T>,
 ) -> Result<()> {
     for chunk in need.chunks(TEXT_CHUNK) {
-        let mut texts: Vec<(u32, String)> = Vec::with_capacity(chunk.len());
+        let mut rows: Vec<(u32, T)> = Vec::with_capacity(chunk.len());
         for &i in chunk {
-            if let Some(t) = text_of(i as usize)? {
-                texts.push((i, t));
+            if let Some(row) = (texts.fetch)(i as usize)? {
+                rows.push((i, row));
             }
         }
-        sink(
-            texts
-                .par_iter()
-                .map_init(
-                    || Canonicalizer::new(stop),
-                    |c, (i, text)| (*i, c.canonicalize(text)),
-                )
-                .collect(),
-        )?;
+        let canonical: Vec<Option<(u32, CanonText)>> = rows
+            .into_par_iter()
+            .map_init(
+                || Canonicalizer::new(stop),
+                |c, (i, row)| {
+                    let text = (texts.read)(row)?;
+                    Ok(text.map(|t| (i, c.canonicalize(&t))))
+                },
+            )
+            .collect::<Result<_>>()?;
+        sink(canonical.into_iter().flatten().collect())?;
     }
     Ok(())
 }

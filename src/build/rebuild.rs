@@ -142,7 +142,10 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
         let pairs = pairs_among(
             &store,
             &ids,
-            &|i| Ok(with_text[i].text.clone()),
+            &super::Texts {
+                fetch: &|i| Ok(Some(i)),
+                read: &|i| Ok(Some(with_text[i].text.clone())),
+            },
             &stop,
             &mut detector,
             &topic.dedup,

@@ -241,14 +241,19 @@ fn settle_pending(
         grey: &settings.grey_zone(),
         wanted: dedup::Wanted::Flagged,
     };
-    let found = engine.find(&sigs, n_new, &mut |need, sink| {
-        super::feed_texts(need, sink, stop, |i| {
+    let (path, docs_dir) = (store.path().to_path_buf(), store.docs_dir());
+    let texts = super::Texts {
+        fetch: &|i| {
             let id = match i.checked_sub(n_new) {
                 None => &docs[i].id,
                 Some(stored) => &partners[stored].meta.id,
             };
-            store.document_text(id)
-        })
+            store.text_row(id)
+        },
+        read: &|row: crate::store::kept::TextRow| row.text(&path, &docs_dir),
+    };
+    let found = engine.find(&sigs, n_new, &mut |need, sink| {
+        super::feed_texts(need, sink, stop, &texts)
     })?;
     let (outcomes, mut stored) = settle(&candidates, &found.pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));

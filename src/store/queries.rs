@@ -279,6 +279,31 @@ impl Store {
     /// containment, `b` on a tie or where the method gives none (stored as NULL, read as NaN,
     /// which compares false).
     pub fn contained_pairs_by_source(&self) -> Result<Vec<(String, u64)>> {
+        // The sources come from the figures' index; with one source every pair is its own,
+        // counted on the verdict's index without looking each contained text up.
+        let sources: Vec<String> = self
+            .conn
+            .prepare_cached("SELECT DISTINCT source FROM documents")
+            .at(&self.path)?
+            .query_map([], |r| r.get(0))
+            .at(&self.path)?
+            .collect::<rusqlite::Result<_>>()
+            .at(&self.path)?;
+        if let [source] = sources.as_slice() {
+            let n: i64 = self
+                .conn
+                .query_row(
+                    "SELECT COUNT(*) FROM pairs WHERE verdict = ?1",
+                    [crate::sign::Verdict::Contained.as_str()],
+                    |r| r.get(0),
+                )
+                .at(&self.path)?;
+            return Ok(if n > 0 {
+                vec![(source.clone(), n as u64)]
+            } else {
+                Vec::new()
+            });
+        }
         let mut stmt = self
             .conn
             .prepare(
@@ -379,8 +404,16 @@ impl Store {
     /// The cleaned text of one document: from the store, or from `docs/` for a kept one
     /// (`kept.rs`). None for an unknown id or a document held without a text.
     pub fn document_text(&self, id: &str) -> Result<Option<String>> {
-        let row = self
-            .conn
+        match self.text_row(id)? {
+            Some(row) => row.text(&self.path, &self.docs_dir()),
+            None => Ok(None),
+        }
+    }
+
+    /// What [`Store::document_text`] reads from the store for `id`; its text is then read
+    /// apart from the connection, on any core (`TextRow::text`).
+    pub(crate) fn text_row(&self, id: &str) -> Result<Option<TextRow>> {
+        self.conn
             .prepare_cached(
                 "SELECT d.id, d.status, d.sha256, t.text
                  FROM documents d LEFT JOIN texts t ON t.num = d.num WHERE d.id = ?1",
@@ -388,11 +421,7 @@ impl Store {
             .at(&self.path)?
             .query_row([id], |r| TextRow::read(r, 0))
             .optional()
-            .at(&self.path)?;
-        match row {
-            Some(row) => row.text(&self.path, &self.docs_dir()),
-            None => Ok(None),
-        }
+            .at(&self.path)
     }
 
     /// Hands `each` the id and text of every document with a status, in `order`: one scan,
