@@ -219,6 +219,9 @@ CREATE INDEX documents_figures ON documents(source, status, raw_bytes, text_byte
 "#,
 ];
 
+/// Rows per statement that postings are inserted by, largest first; the last must be 1.
+const POSTING_ROWS: [usize; 3] = [32, 8, 1];
+
 /// The schema version from which texts are stored packed (`text.rs`).
 const PACKED_TEXTS: i64 = 10;
 
@@ -819,9 +822,16 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                     ?17, ?18, ?19, ?20)",
             ).at(&self.path)?;
-            let mut post = tx
-                .prepare_cached("INSERT INTO postings(fp, doc) VALUES (?1, ?2)")
-                .at(&self.path)?;
+            // Postings go in by statements of several rows: one statement per posting was
+            // most of the cost of storing a batch.
+            let mut posts = POSTING_ROWS
+                .iter()
+                .map(|&rows| {
+                    let values = vec!["(?, ?)"; rows].join(", ");
+                    tx.prepare_cached(&format!("INSERT INTO postings(fp, doc) VALUES {values}"))
+                        .at(&self.path)
+                })
+                .collect::<Result<Vec<_>>>()?;
             let mut text = tx
                 .prepare_cached("INSERT INTO texts(num, text) VALUES (?1, ?2)")
                 .at(&self.path)?;
@@ -861,9 +871,16 @@ impl Store {
                 let mut fps = sig.clone();
                 fps.sort_unstable();
                 fps.dedup();
-                for &fp in &fps {
-                    // SQLite integers are signed: the u64 bit pattern is kept as is.
-                    post.execute(params![fp as i64, num]).at(&self.path)?;
+                let mut rest: &[u64] = &fps;
+                for (post, rows) in posts.iter_mut().zip(POSTING_ROWS) {
+                    while rest.len() >= rows {
+                        let (now, later) = rest.split_at(rows);
+                        // SQLite integers are signed: the u64 bit pattern is kept as is.
+                        let values = now.iter().flat_map(|&fp| [fp as i64, num]);
+                        post.execute(rusqlite::params_from_iter(values))
+                            .at(&self.path)?;
+                        rest = later;
+                    }
                 }
                 if !d.status.is_filtered_out() {
                     added.signatures.push((d.id.clone(), fps));
