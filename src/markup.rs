@@ -94,26 +94,37 @@ pub fn parse_html(html: &str, limits: &Limits) -> Result<Html, TooComplex> {
 /// language, has almost none of either; a little is tolerated because real pages carry a stray
 /// one now and then.
 pub fn looks_binary(text: &str) -> bool {
-    // Counted on bytes, not decoded chars (3 % of a plain-text build's CPU): a char starts at
-    // every byte that is not a continuation byte, and U+FFFD is the one non-ASCII odd char.
+    // Counted on bytes, not decoded chars (3 % of a plain-text build's CPU), in passes the
+    // compiler vectorises: a char starts at every byte that is not a continuation byte, and
+    // U+FFFD is the one non-ASCII odd char.
     const LIMIT: usize = 64 << 10;
     let bytes = text.as_bytes();
-    let mut chars = 0usize;
-    let mut odd = 0usize;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b & 0xc0 == 0x80 {
-            continue;
-        }
-        if chars == LIMIT {
-            break;
-        }
-        chars += 1;
-        let control = (b < b' ' && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f;
-        if control || (b == 0xef && bytes[i..].starts_with("\u{fffd}".as_bytes())) {
-            odd += 1;
-        }
-    }
-    chars >= 16 && odd * 100 > chars * 2
+    let head = if bytes.len() <= LIMIT {
+        bytes
+    } else {
+        let mut starts = 0usize;
+        let cut = bytes
+            .iter()
+            .position(|&b| {
+                let start = b & 0xc0 != 0x80;
+                starts += usize::from(start);
+                start && starts > LIMIT
+            })
+            .unwrap_or(bytes.len());
+        &bytes[..cut]
+    };
+    let chars = head.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+    let controls = head
+        .iter()
+        .filter(|&&b| (b < b' ' && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f)
+        .count();
+    let replacement = "\u{fffd}".as_bytes();
+    let replacements = if head.contains(&replacement[0]) {
+        head.windows(3).filter(|w| *w == replacement).count()
+    } else {
+        0
+    };
+    chars >= 16 && (controls + replacements) * 100 > chars * 2
 }
 
 /// html5ever's tree builder scans the stack of open elements for many tags,

@@ -115,6 +115,17 @@ pub fn tidy_paragraphs(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank_pending = false;
     for line in text.lines() {
+        if is_tidy(line) {
+            if !out.is_empty() {
+                out.push('\n');
+                if blank_pending {
+                    out.push('\n');
+                }
+            }
+            out.push_str(line);
+            blank_pending = false;
+            continue;
+        }
         let mut first = true;
         for_each_word(line, |word| {
             if first {
@@ -133,6 +144,34 @@ pub fn tidy_paragraphs(text: &str) -> String {
         blank_pending = if first { !out.is_empty() } else { false };
     }
     out
+}
+
+/// Whether `line` is already as tidying leaves it: words joined by single spaces, none at
+/// either end, no other whitespace. Most lines of most texts are, and are copied whole; the
+/// checks are whole-line passes without an early exit, which compile to vector code.
+fn is_tidy(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    if first == b' ' || last == b' ' || line.contains("  ") {
+        return false;
+    }
+    // Bit 0: ASCII whitespace other than the space; bit 1: a lead byte of U+0085..U+3000,
+    // where the non-ASCII whitespace chars are.
+    let found = bytes.iter().fold(0u8, |found, &b| {
+        let ascii = (b == b'\t') | (b == 0x0b) | (b == 0x0c) | (b == b'\r');
+        let lead = (b == 0xc2) | (b == 0xe1) | (b == 0xe2) | (b == 0xe3);
+        found | ascii as u8 | (lead as u8) << 1
+    });
+    match found {
+        0 => true,
+        2 => !bytes.iter().enumerate().any(|(i, &b)| {
+            matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3)
+                && line[i..].chars().next().is_some_and(char::is_whitespace)
+        }),
+        _ => false,
+    }
 }
 
 /// Calls `f` on each run of non-whitespace chars (`char::is_whitespace`) of `line`, in order.
