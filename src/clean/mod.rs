@@ -110,24 +110,13 @@ pub fn clean_text(
 
 /// Normalises whitespace: trims lines, collapses blank runs to one blank line, no trailing space.
 pub fn tidy_paragraphs(text: &str) -> String {
-    // Written straight into the output, a word at a time: a string per line and the char
-    // decoding of `str::split` were 5 % of a plain-text build's CPU.
+    // Written straight into the output: a string per line and the char decoding of
+    // `str::split` were 5 % of a plain-text build's CPU.
     let mut out = String::with_capacity(text.len());
     let mut blank_pending = false;
     for line in text.lines() {
-        if is_tidy(line) {
-            if !out.is_empty() {
-                out.push('\n');
-                if blank_pending {
-                    out.push('\n');
-                }
-            }
-            out.push_str(line);
-            blank_pending = false;
-            continue;
-        }
         let mut first = true;
-        for_each_word(line, |word| {
+        let mut push = |words: &str| {
             if first {
                 if !out.is_empty() {
                     out.push('\n');
@@ -139,16 +128,36 @@ pub fn tidy_paragraphs(text: &str) -> String {
             } else {
                 out.push(' ');
             }
-            out.push_str(word);
-        });
+            out.push_str(words);
+        };
+        // Most lines of most texts are already tidy and go in whole.
+        if is_tidy(line) {
+            push(line);
+        } else {
+            for_each_word(line, push);
+        }
         blank_pending = if first { !out.is_empty() } else { false };
     }
     out
 }
 
+/// Whether `b` can start a whitespace char beyond ASCII: the lead bytes of U+0085..U+3000.
+fn may_start_unicode_space(b: u8) -> bool {
+    matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3)
+}
+
+/// The length of the whitespace char beyond ASCII at byte `i` of `line`, if there is one.
+fn unicode_space_at(line: &str, i: usize) -> Option<usize> {
+    line[i..]
+        .chars()
+        .next()
+        .filter(|c| c.is_whitespace())
+        .map(char::len_utf8)
+}
+
 /// Whether `line` is already as tidying leaves it: words joined by single spaces, none at
-/// either end, no other whitespace. Most lines of most texts are, and are copied whole; the
-/// checks are whole-line passes without an early exit, which compile to vector code.
+/// either end, no other whitespace. The checks are whole-line passes without an early exit,
+/// which compile to vector code.
 fn is_tidy(line: &str) -> bool {
     let bytes = line.as_bytes();
     let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
@@ -157,19 +166,18 @@ fn is_tidy(line: &str) -> bool {
     if first == b' ' || last == b' ' || line.contains("  ") {
         return false;
     }
-    // Bit 0: ASCII whitespace other than the space; bit 1: a lead byte of U+0085..U+3000,
-    // where the non-ASCII whitespace chars are.
+    // Bit 0: ASCII whitespace other than the space; bit 1: a byte that may start a whitespace
+    // char beyond ASCII.
     let found = bytes.iter().fold(0u8, |found, &b| {
         let ascii = (b == b'\t') | (b == 0x0b) | (b == 0x0c) | (b == b'\r');
-        let lead = (b == 0xc2) | (b == 0xe1) | (b == 0xe2) | (b == 0xe3);
-        found | ascii as u8 | (lead as u8) << 1
+        found | ascii as u8 | (may_start_unicode_space(b) as u8) << 1
     });
     match found {
         0 => true,
-        2 => !bytes.iter().enumerate().any(|(i, &b)| {
-            matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3)
-                && line[i..].chars().next().is_some_and(char::is_whitespace)
-        }),
+        2 => !bytes
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| may_start_unicode_space(b) && unicode_space_at(line, i).is_some()),
         _ => false,
     }
 }
@@ -181,15 +189,11 @@ fn for_each_word(line: &str, mut f: impl FnMut(&str)) {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        // Only ASCII bytes and the lead bytes of U+0085..U+3000 can begin a whitespace char;
-        // any other byte belongs to a word.
+        // Only ASCII bytes and the bytes that may start a whitespace char beyond ASCII can
+        // begin whitespace; any other byte belongs to a word.
         let space = match b {
             b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' => Some(1),
-            0xc2 | 0xe1 | 0xe2 | 0xe3 => line[i..]
-                .chars()
-                .next()
-                .filter(|c| c.is_whitespace())
-                .map(char::len_utf8),
+            _ if may_start_unicode_space(b) => unicode_space_at(line, i),
             _ => None,
         };
         match space {
