@@ -782,9 +782,13 @@ impl Store {
 
     /// Whether a document with this id is stored.
     pub fn has_document(&self, id: &str) -> Result<bool> {
+        // Asked once per document read: a statement compiled each time cost more than the
+        // lookup.
         Ok(self
             .conn
-            .query_row("SELECT 1 FROM documents WHERE id = ?1", [id], |_| Ok(()))
+            .prepare_cached("SELECT 1 FROM documents WHERE id = ?1")
+            .at(&self.path)?
+            .query_row([id], |_| Ok(()))
             .optional()
             .at(&self.path)?
             .is_some())
