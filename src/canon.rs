@@ -242,60 +242,55 @@ impl CanonText {
     }
 }
 
-/// Turns raw text into canonical words, reusing its buffers between texts.
+/// Turns raw text into canonical words (into an output whose buffers are reused between texts).
 pub struct Canonicalizer<'s> {
     stop: &'s StopWords,
-    word: String,
 }
 
 impl<'s> Canonicalizer<'s> {
     /// A canonicalizer removing the words of `stop`.
     pub fn new(stop: &'s StopWords) -> Self {
-        Canonicalizer {
-            stop,
-            word: String::with_capacity(64),
-        }
+        Canonicalizer { stop }
     }
 
     /// Canonical form of `text` into `out` (cleared first).
+    ///
+    /// Each word is folded straight onto the output's bytes and taken back if it is a stop
+    /// word: an ASCII word char is lower-cased by setting one bit, with no word buffer to copy
+    /// from and no char to encode (canonicalizing was a third of `collect dedup`'s CPU). A
+    /// test compares the result with the char-at-a-time definition.
     pub fn canonicalize_into(&mut self, text: &str, out: &mut CanonText) {
-        out.buf.clear();
         out.starts.clear();
-        out.buf.reserve(text.len() / 2);
-        if self.stop.stem {
-            self.canonicalize_by_words(text, out);
-        } else {
-            self.canonicalize_in_place(text, out);
-        }
-    }
-
-    /// Each word folded straight onto the output's bytes and taken back if it is a stop word:
-    /// an ASCII word char is lower-cased by setting one bit, with no word buffer to copy from
-    /// and no char to encode (canonicalizing was a third of `collect dedup`'s CPU). Gives what
-    /// [`Canonicalizer::canonicalize_by_words`] gives; a test compares them.
-    fn canonicalize_in_place(&mut self, text: &str, out: &mut CanonText) {
         let mut buf = std::mem::take(&mut out.buf).into_bytes();
+        buf.clear();
+        buf.reserve(text.len() / 2);
         let bytes = text.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
+            // The char at `i`: an ASCII byte is decided by table, any other char decoded once.
             let b = bytes[i];
-            if b < 0x80 {
+            let first = if b < 0x80 {
                 if !ASCII_WORD[b as usize] {
                     i += 1;
                     continue;
                 }
+                None
             } else {
                 let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+                i += c.len_utf8();
                 if !is_word_char(c) {
-                    i += c.len_utf8();
                     continue;
                 }
-            }
+                Some(c)
+            };
             let before = buf.len();
             if before > 0 {
                 buf.push(b' ');
             }
             let start = buf.len();
+            if let Some(c) = first {
+                push_folded_bytes(&mut buf, c);
+            }
             loop {
                 while let Some(&b) = bytes.get(i) {
                     if b >= 0x80 || !ASCII_WORD[b as usize] {
@@ -317,8 +312,17 @@ impl<'s> Canonicalizer<'s> {
             }
             if self.stop.contains_bytes(&buf[start..]) {
                 buf.truncate(before);
-            } else {
-                out.starts.push(start as u32);
+                continue;
+            }
+            out.starts.push(start as u32);
+            if self.stop.stem {
+                // Whole chars were pushed, so the word is UTF-8.
+                if let Ok(word) = std::str::from_utf8(&buf[start..]) {
+                    if let std::borrow::Cow::Owned(stemmed) = stem(word) {
+                        buf.truncate(start);
+                        buf.extend_from_slice(stemmed.as_bytes());
+                    }
+                }
             }
         }
         // Only whole chars were pushed, so the bytes are UTF-8 and nothing is replaced.
@@ -326,57 +330,11 @@ impl<'s> Canonicalizer<'s> {
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     }
 
-    /// Canonical form of `text` gathered word by word, each word stemmed when the stop list
-    /// says so.
-    fn canonicalize_by_words(&mut self, text: &str, out: &mut CanonText) {
-        self.word.clear();
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                // ASCII fast path: most bytes of most texts.
-                if b.is_ascii_alphanumeric() {
-                    self.word.push(b.to_ascii_lowercase() as char);
-                } else if !self.word.is_empty() {
-                    self.flush(out);
-                }
-                i += 1;
-            } else {
-                let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
-                if is_word_char(c) {
-                    push_folded(&mut self.word, c);
-                } else if !self.word.is_empty() {
-                    self.flush(out);
-                }
-                i += c.len_utf8();
-            }
-        }
-        if !self.word.is_empty() {
-            self.flush(out);
-        }
-    }
-
     /// Canonical form of `text` as a new value.
     pub fn canonicalize(&mut self, text: &str) -> CanonText {
         let mut out = CanonText::default();
         self.canonicalize_into(text, &mut out);
         out
-    }
-
-    fn flush(&mut self, out: &mut CanonText) {
-        if !self.stop.contains(&self.word) {
-            if !out.buf.is_empty() {
-                out.buf.push(' ');
-            }
-            out.starts.push(out.buf.len() as u32);
-            if self.stop.stem {
-                out.buf.push_str(&stem(&self.word));
-            } else {
-                out.buf.push_str(&self.word);
-            }
-        }
-        self.word.clear();
     }
 }
 
