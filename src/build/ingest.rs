@@ -294,7 +294,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         };
         for path in known.grown_paths() {
             let ids = store.file_ids(reader.name(), &path)?;
-            known.ids.insert(path, ids);
+            known.ids.insert(path, std::rc::Rc::new(ids));
         }
         reader.pass_unchanged(known);
         let before = counts;

@@ -644,7 +644,11 @@ impl LocalReader {
             };
             let (doc, line) = doc;
             let id = doc.id.clone().into_string();
-            if earlier_ids.is_some_and(|e| e.contains(&id)) || !seen.insert(id.clone()) {
+            let read_before = match earlier_ids {
+                Some(earlier) => earlier.contains(&id)?,
+                None => false,
+            };
+            if read_before || !seen.insert(id.clone()) {
                 skipped += 1;
                 return notice(Notice::Skipped(duplicate_id_skip(p, line_no, &id)));
             }

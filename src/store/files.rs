@@ -8,8 +8,9 @@
 
 use crate::store::{At, Store};
 use anyhow::Result;
-use rusqlite::params;
-use std::collections::{HashMap, HashSet};
+use rusqlite::{params, Connection, OpenFlags};
+use std::collections::HashMap;
+use std::path::PathBuf;
 
 /// What a file was when a reader took it: the quick check `make` and `rsync` use (size and
 /// modification time, to the nanosecond), with the inode, so a file replaced by another of the
@@ -95,6 +96,31 @@ impl FileRead {
     }
 }
 
+/// The ids `file_ids` remembers for one file of a source.
+#[derive(Debug)]
+pub struct FileIds {
+    conn: Connection,
+    store: PathBuf,
+    source: String,
+    path: String,
+    /// False for a store from before files were remembered: it remembers no id.
+    tables: bool,
+}
+
+impl crate::readers::EarlierIds for FileIds {
+    fn contains(&self, id: &str) -> Result<bool> {
+        if !self.tables {
+            return Ok(false);
+        }
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM file_ids WHERE source = ?1 AND path = ?2 AND id = ?3)",
+            )
+            .and_then(|mut stmt| stmt.query_row(params![self.source, self.path, id], |r| r.get(0)))
+            .at(&self.store)
+    }
+}
+
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS files (
     source TEXT NOT NULL,
     path TEXT NOT NULL,
@@ -148,20 +174,23 @@ impl Store {
         Ok(known)
     }
 
-    /// The ids of the JSONL records remembered for a file of `source`.
-    pub fn file_ids(&self, source: &str, path: &str) -> Result<HashSet<String>> {
-        if !self.has_table("files")? {
-            return Ok(HashSet::new());
-        }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM file_ids WHERE source = ?1 AND path = ?2")
+    /// The ids of the JSONL records remembered for a file of `source`, asked one at a time.
+    pub fn file_ids(&self, source: &str, path: &str) -> Result<FileIds> {
+        // A connection of their own: the store's is storing what the reader delivers meanwhile.
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .at(&self.path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
             .at(&self.path)?;
-        let rows = stmt
-            .query_map([source, path], |r| r.get::<_, String>(0))
-            .at(&self.path)?;
-        rows.collect::<rusqlite::Result<HashSet<_>>>()
-            .at(&self.path)
+        Ok(FileIds {
+            conn,
+            store: self.path.clone(),
+            source: source.to_string(),
+            path: path.to_string(),
+            tables: self.has_table("files")?,
+        })
     }
 
     /// Remembers the files a complete read of `source` took whole (their documents are stored
