@@ -3,6 +3,7 @@
 
 use super::arena::{ANode, Kind, Page};
 use super::whitespace::{count_chars, is_invisible};
+use std::fmt::Write;
 
 /// Class of a block of text for the output layout.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -42,6 +43,11 @@ impl Page<'_> {
         // a link edge are kept apart (but no space is put before punctuation).
         let mut soft_space = false;
         let mut link_end = 0u32;
+        // Open `<ol>`s with the number of their last item, and the marker
+        // ("3. ") waiting for the first text of the item just opened, with
+        // the item's end: an item without text passes it to nobody.
+        let mut ordered: Vec<(u32, i64)> = Vec::new();
+        let mut marker: Option<(i64, u32)> = None;
         let start = self.body as usize;
         let end = self.nodes[start].end as usize;
         let mut i = start;
@@ -124,7 +130,12 @@ impl Page<'_> {
                                             .next_back()
                                             .is_some_and(char::is_alphanumeric)
                                 };
-                                if space {
+                                if let Some((k, _)) = marker.take().filter(|&(_, e)| e > i as u32) {
+                                    if !cur.is_empty() && !cur.ends_with('\n') {
+                                        cur.push(' ');
+                                    }
+                                    let _ = write!(cur, "{k}. ");
+                                } else if space {
                                     cur.push(' ');
                                 }
                                 pending_space = false;
@@ -154,6 +165,9 @@ impl Page<'_> {
                 }
                 Kind::Inline => {}
                 _ => {
+                    if n.kind == Kind::ListItem {
+                        marker = self.item_number(i, n, &mut ordered).map(|k| (k, n.end));
+                    }
                     flush(&mut cur, cur_owner, &mut cur_link, &mut blocks, &self.nodes);
                     pending_space = false;
                     if n.end > i as u32 + 1 {
@@ -169,5 +183,34 @@ impl Page<'_> {
         }
         flush(&mut cur, cur_owner, &mut cur_link, &mut blocks, &self.nodes);
         blocks
+    }
+
+    /// The number a browser shows before item `i` when its list is an
+    /// `<ol>` (`start` and `value` honoured): the reader sees "3. Step", and
+    /// a step or a ranked entry without its number reads as another text.
+    /// `ordered` holds the open lists' last numbers, outermost first.
+    fn item_number(&self, i: usize, n: &ANode, ordered: &mut Vec<(u32, i64)>) -> Option<i64> {
+        while ordered
+            .last()
+            .is_some_and(|&(ol, _)| i as u32 >= self.nodes[ol as usize].end)
+        {
+            ordered.pop();
+        }
+        let list = self.nodes[n.parent as usize].el?;
+        if list.name() != "ol" || n.el.is_none_or(|el| el.name() != "li") {
+            return None;
+        }
+        let value = |el: &scraper::node::Element, attr: &str| -> Option<i64> {
+            el.attr(attr)?.trim().parse().ok()
+        };
+        if ordered.last().is_none_or(|&(ol, _)| ol != n.parent) {
+            let start = value(list, "start").unwrap_or(1);
+            ordered.push((n.parent, start.saturating_sub(1)));
+        }
+        let last = &mut ordered.last_mut()?.1;
+        *last =
+            n.el.and_then(|el| value(el, "value"))
+                .unwrap_or(last.saturating_add(1));
+        Some(*last)
     }
 }

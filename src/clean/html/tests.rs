@@ -257,7 +257,7 @@ fn no_glued_words_across_cells_items_and_breaks() {
 #[test]
 fn headings_and_list_items_on_their_own_lines() {
     let html = article(&format!(
-        "<h2>Section <b>title</b></h2><p>{PARA}</p><ol><li>first item</li><li>second item</li></ol><p>{PARA}</p>"
+        "<h2>Section <b>title</b></h2><p>{PARA}</p><ul><li>first item</li><li>second item</li></ul><p>{PARA}</p>"
     ));
     let text = extract(&html, None).text;
     let lines: Vec<&str> = text.lines().collect();
@@ -500,4 +500,28 @@ fn a_contents_box_does_not_take_the_lead_paragraph_with_it() {
     let e = extract(&html, None);
     assert!(e.text.contains("The lead paragraph"), "{}", e.text);
     assert!(!e.text.contains("Section number"), "{}", e.text);
+}
+
+#[test]
+fn ordered_list_items_keep_their_numbers() {
+    let html = article(&format!(
+        "<p>{PARA}</p><ol><li><h3>Make a budget</h3><p>{PARA}</p></li><li>Pick a venue \
+         <ol start='4'><li>Hall</li><li value='9'>Garden</li><li>Barn</li></ol></li>\
+         <li><img src='x.png'></li></ol><p>Closing words. {PARA}</p>\
+         <ul><li>a bullet</li></ul>"
+    ));
+    let text = extract(&html, None).text;
+    let lines: Vec<&str> = text.lines().collect();
+    for l in [
+        "1. Make a budget",
+        "2. Pick a venue",
+        "4. Hall",
+        "9. Garden",
+        "10. Barn",
+    ] {
+        assert!(lines.contains(&l), "{l} in {text:?}");
+    }
+    // The third item has no text: its number goes to nobody.
+    assert!(text.contains("\n\nClosing words."), "{text:?}");
+    assert!(lines.contains(&"a bullet"), "{text:?}");
 }
