@@ -226,11 +226,15 @@ pub(super) fn class_hint(name: &str, el: &scraper::node::Element) -> i8 {
         return 0;
     }
     let mut hint = 0i8;
+    // A heading's id is the anchor a table of contents links to, made from
+    // its own words ("should-i-get-certified-in-social-media"), not a name
+    // for a part of the page.
+    let heading = matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
     let names = el
         .attr("class")
         .into_iter()
         .flat_map(|c| c.split_ascii_whitespace())
-        .chain(el.attr("id"));
+        .chain(el.attr("id").filter(|_| !heading));
     for n in names {
         let h = name_hint(n);
         if h == HINT_CONTENT {

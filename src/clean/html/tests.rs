@@ -525,3 +525,18 @@ fn ordered_list_items_keep_their_numbers() {
     assert!(text.contains("\n\nClosing words."), "{text:?}");
     assert!(lines.contains(&"a bullet"), "{text:?}");
 }
+
+#[test]
+fn heading_anchor_ids_are_not_class_names() {
+    let html = article(&format!(
+        "<p>{PARA}</p><h2 id='how-to-share-social-security-benefits'>How to share \
+         Social Security benefits</h2><p>{PARA}</p>\
+         <h2 class='sidebar-title'>Popular now</h2><p>{PARA}</p>"
+    ));
+    let text = extract(&html, None).text;
+    assert!(
+        text.contains("How to share Social Security benefits"),
+        "{text}"
+    );
+    assert!(!text.contains("Popular now"), "{text}");
+}
