@@ -96,7 +96,7 @@ pub enum Notice {
     Unchanged(FileState),
 }
 
-pub use crate::store::files::{FileRead, FileState, JsonlState};
+pub use crate::store::files::{EarlierIds, FileRead, FileState, JsonlState};
 
 /// The files a source's earlier complete reads took whole, by absolute path, and the ids of the
 /// records of the JSONL files among them that grew since (asked only of those).
@@ -106,14 +106,6 @@ pub struct KnownFiles {
     pub files: std::collections::HashMap<String, FileState>,
     /// Ids of the records already read, for each JSONL file that grew.
     pub ids: std::collections::HashMap<String, std::rc::Rc<dyn EarlierIds>>,
-}
-
-/// The ids of the records earlier reads took from a JSONL file, asked one at a time: the
-/// duplicate-id check of the lines appended to a large file then costs what those lines cost,
-/// not a load of every id read before.
-pub trait EarlierIds: std::fmt::Debug {
-    /// Whether an earlier read took a record with this id.
-    fn contains(&self, id: &str) -> Result<bool>;
 }
 
 /// Whether a file needs reading.

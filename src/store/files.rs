@@ -96,6 +96,14 @@ impl FileRead {
     }
 }
 
+/// The ids of the records earlier reads took from a JSONL file, asked one at a time: the
+/// duplicate-id check of the lines appended to a large file then costs what those lines cost,
+/// not a load of every id read before.
+pub trait EarlierIds: std::fmt::Debug {
+    /// Whether an earlier read took a record with this id.
+    fn contains(&self, id: &str) -> Result<bool>;
+}
+
 /// The ids `file_ids` remembers for one file of a source.
 #[derive(Debug)]
 pub struct FileIds {
@@ -107,7 +115,7 @@ pub struct FileIds {
     tables: bool,
 }
 
-impl crate::readers::EarlierIds for FileIds {
+impl EarlierIds for FileIds {
     fn contains(&self, id: &str) -> Result<bool> {
         if !self.tables {
             return Ok(false);
