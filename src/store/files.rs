@@ -111,15 +111,10 @@ pub struct FileIds {
     store: PathBuf,
     source: String,
     path: String,
-    /// False for a store from before files were remembered: it remembers no id.
-    tables: bool,
 }
 
 impl EarlierIds for FileIds {
     fn contains(&self, id: &str) -> Result<bool> {
-        if !self.tables {
-            return Ok(false);
-        }
         self.conn
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM file_ids WHERE source = ?1 AND path = ?2 AND id = ?3)",
@@ -183,6 +178,8 @@ impl Store {
     }
 
     /// The ids of the JSONL records remembered for a file of `source`, asked one at a time.
+    /// Only a file [`Store::known_files`] listed is asked for: its row and its ids were
+    /// written together, so the tables are there.
     pub fn file_ids(&self, source: &str, path: &str) -> Result<FileIds> {
         // A connection of their own: the store's is storing what the reader delivers meanwhile.
         let conn = Connection::open_with_flags(
@@ -197,7 +194,6 @@ impl Store {
             store: self.path.clone(),
             source: source.to_string(),
             path: path.to_string(),
-            tables: self.has_table("files")?,
         })
     }
 
