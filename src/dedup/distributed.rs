@@ -230,7 +230,7 @@ pub fn boilerplate(steps: &Steps, input: impl BufRead, output: &mut dyn Write) -
 /// [`boilerplate`]) left out of copied passages. Writes the final pair.
 pub fn verify(
     steps: &Steps,
-    frequent: &[u64],
+    frequent: &[u32],
     input: impl BufRead,
     output: &mut dyn Write,
 ) -> Result<usize> {
@@ -271,7 +271,7 @@ fn swap_sides(p: &mut Pair) {
 }
 
 /// Reads the boilerplate shingles [`boilerplate`] wrote (one number per line), sorted.
-pub fn read_frequent(path: &std::path::Path) -> Result<Vec<u64>> {
+pub fn read_frequent(path: &std::path::Path) -> Result<Vec<u32>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let mut out = Vec::new();
@@ -281,7 +281,7 @@ pub fn read_frequent(path: &std::path::Path) -> Result<Vec<u64>> {
             continue;
         }
         out.push(
-            line.parse::<u64>()
+            line.parse::<u32>()
                 .map_err(|e| bad_input(format!("{}:{}: `{line}`: {e}", path.display(), i + 1)))?,
         );
     }
@@ -388,7 +388,7 @@ mod tests {
         let counted: String = counts.iter().map(|(s, c)| format!("[{s},{c}]\n")).collect();
         let mut out = Vec::new();
         boilerplate(&steps, counted.as_bytes(), &mut out).unwrap();
-        let frequent: Vec<u64> = String::from_utf8(out)
+        let frequent: Vec<u32> = String::from_utf8(out)
             .unwrap()
             .lines()
             .map(|l| l.parse().unwrap())

@@ -18,8 +18,7 @@ pub use keep::{choose_kept, Candidate, Standing};
 
 use crate::canon::CanonText;
 use crate::sign::{
-    intersection_size, part_range, Detector, Full, GreyZone, Scores, ShingleSeq, SigSize,
-    Thresholds, Verdict,
+    part_range, Detector, Full, GreyZone, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
@@ -312,12 +311,12 @@ fn judge_pairs(
 /// text's shingles without repeats), sorted: mailing-list footers and templated stubs shared by many
 /// documents, which would otherwise pass for copied passages. A distributed run counts the same
 /// statistic across executors and hands the result to [`mark_boilerplate`].
-pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZone) -> Vec<u64> {
+pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZone) -> Vec<u32> {
     // Counting by sorting a flat list beats a hash map of counts at millions of shingles; the
     // list is cut by the shingles' top bits so that only a sixteenth of it is held at a time.
     const PART_BITS: u32 = 4;
     let sets: Vec<&[u32]> = sets.collect();
-    let frequent_in = |part: u32| -> Vec<u64> {
+    let frequent_in = |part: u32| -> Vec<u32> {
         let next = (part + 1 < 1 << PART_BITS).then(|| (part + 1) << (32 - PART_BITS));
         let in_part = |s: &[u32]| part_range(s, part << (32 - PART_BITS), next);
         let mut all: Vec<u32> = Vec::with_capacity(sets.iter().map(|s| in_part(s).len()).sum());
@@ -327,11 +326,11 @@ pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZ
         all.sort_unstable();
         all.chunk_by(|x, y| x == y)
             .filter(|run| is_boilerplate(run.len(), grey))
-            .map(|run| u64::from(run[0]))
+            .map(|run| run[0])
             .collect()
     };
     // Parts in parallel, one per thread at a time; collected in order, so the list is sorted.
-    let parts: Vec<Vec<u64>> = (0..1u32 << PART_BITS)
+    let parts: Vec<Vec<u32>> = (0..1u32 << PART_BITS)
         .into_par_iter()
         .with_max_len(1)
         .map(frequent_in)
@@ -346,8 +345,8 @@ pub fn is_boilerplate(count: usize, grey: &GreyZone) -> bool {
 
 /// Marks a text's shingles found in `frequent` (sorted) as boilerplate, never part of a copied
 /// passage.
-pub fn mark_boilerplate(seq: &mut ShingleSeq, frequent: &[u64]) {
-    seq.mark_common(|c| frequent.binary_search(&(c as u64)).is_ok());
+pub fn mark_boilerplate(seq: &mut ShingleSeq, frequent: &[u32]) {
+    seq.mark_common(frequent);
 }
 
 /// Re-judges the pairs that need it on the full texts of both documents, where given.
@@ -388,27 +387,30 @@ pub fn verify_pair(
     thresholds: &Thresholds,
     grey: Option<&GreyZone>,
 ) {
+    let passages = grey.filter(|g| g.passage_words > 0);
+    // Copied passages are looked for in the shorter text.
+    let (short, long) = if sa.words() <= sb.words() {
+        (sa, sb)
+    } else {
+        (sb, sa)
+    };
+    // One merge of the two sets serves the exact scores and the passages.
+    let shared = (passages.is_some() || !both_exact).then(|| short.shared_with(long));
     // Two full indexes were scored exactly on their signatures already.
-    if !both_exact {
-        let (fa, fb) = (sa.set(), sb.set());
+    if let (false, Some(shared)) = (both_exact, &shared) {
         let size = |s: &[u32]| SigSize {
             len: s.len(),
             sampled: s.len(),
             exact: true,
         };
         p.scores = full
-            .judge_sizes(size(fa), size(fb), intersection_size(fa, fb), thresholds)
+            .judge_sizes(size(sa.set()), size(sb.set()), shared.count, thresholds)
             .0;
     }
     p.verified = true;
-    p.verdict = match grey {
-        Some(g) if g.passage_words > 0 => {
-            let (short, long) = if sa.words() <= sb.words() {
-                (sa, sb)
-            } else {
-                (sb, sa)
-            };
-            p.copied = short.copied_share(long, g.passage_words);
+    p.verdict = match (passages, &shared) {
+        (Some(g), Some(shared)) => {
+            p.copied = short.copied_share_of(shared, g.passage_words);
             g.judge(full, &p.scores, p.copied, thresholds)
         }
         _ => full.judge(&p.scores, thresholds),

@@ -5,49 +5,110 @@
 use super::for_each_shingle_crc;
 use crate::canon::CanonText;
 
-/// A text's shingle fingerprints in text order (for runs) and as a sorted set (for lookups and
-/// the exact set scores).
+/// A text's shingle fingerprints as a sorted set (for the exact set scores), and the text's
+/// order of them as positions in that set (for runs): a pair's shared shingles are found by one
+/// merge of the two sets, and each position of a run is then a bit to read, not a search.
 #[derive(Debug, Clone, Default)]
 pub struct ShingleSeq {
+    /// Each shingle of the text in order, as its position in `set`.
     order: Vec<u32>,
     set: Vec<u32>,
     words: usize,
-    /// By position in `order`, a bit each: whether the shingle is boilerplate
+    /// By position in `set`, a bit each: whether the shingle is boilerplate
     /// ([`ShingleSeq::mark_common`]). Bits, not bools: a verification holds millions of
     /// shingles.
     common: Vec<u64>,
 }
 
+/// One bit per element of a slice, set where the element is in another sorted slice (or is
+/// boilerplate).
+type Bits = Vec<u64>;
+
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] >> (i % 64) & 1 == 1
+}
+
+/// Of the sorted `set`, which elements the sorted `other` holds, as bits by position in `set`.
+fn members(set: &[u32], other: &[u32]) -> Bits {
+    let mut bits = vec![0u64; set.len().div_ceil(64)];
+    if set.len() > other.len() * 16 {
+        // Far apart in size: each element of the small side is searched for in the rest of
+        // the large one.
+        let mut from = 0;
+        for x in other {
+            match set[from..].binary_search(x) {
+                Ok(at) => {
+                    bits[(from + at) / 64] |= 1 << ((from + at) % 64);
+                    from += at + 1;
+                }
+                Err(at) => from += at,
+            }
+        }
+    } else if other.len() > set.len() * 16 {
+        let mut rest = other;
+        for (i, x) in set.iter().enumerate() {
+            match rest.binary_search(x) {
+                Ok(at) => {
+                    bits[i / 64] |= 1 << (i % 64);
+                    rest = &rest[at + 1..];
+                }
+                Err(at) => rest = &rest[at..],
+            }
+        }
+    } else {
+        // A merge without branches on the comparison (which side moves is unpredictable),
+        // the bits of a block of 64 gathered in a register.
+        let (mut i, mut j) = (0, 0);
+        let (mut block, mut gathered) = (0, 0u64);
+        while i < set.len() && j < other.len() {
+            let (x, y) = (set[i], other[j]);
+            gathered |= u64::from(x == y) << (i % 64);
+            i += usize::from(x <= y);
+            j += usize::from(y <= x);
+            if i / 64 != block {
+                bits[block] = gathered;
+                (block, gathered) = (i / 64, 0);
+            }
+        }
+        if let Some(last) = bits.get_mut(block) {
+            *last |= gathered;
+        }
+    }
+    bits
+}
+
 impl ShingleSeq {
     /// The `w`-word shingles of `text` (one shingle, the whole text, when it is shorter).
     pub fn new(text: &CanonText, w: usize) -> Self {
-        let mut order = Vec::with_capacity(text.len());
-        for_each_shingle_crc(text, w, |c| order.push(c));
-        order.shrink_to_fit();
-        let mut set = order.clone();
-        set.sort_unstable();
-        set.dedup();
+        // Each shingle with its place in the text, sorted: the set in order, and each place's
+        // position in it, in one pass.
+        let mut placed: Vec<u64> = Vec::with_capacity(text.len());
+        for_each_shingle_crc(text, w, |c| {
+            placed.push(u64::from(c) << 32 | placed.len() as u64)
+        });
+        placed.sort_unstable();
+        let mut order = vec![0u32; placed.len()];
+        let mut set: Vec<u32> = Vec::with_capacity(placed.len());
+        for p in placed {
+            let c = (p >> 32) as u32;
+            if set.last() != Some(&c) {
+                set.push(c);
+            }
+            order[p as u32 as usize] = (set.len() - 1) as u32;
+        }
         set.shrink_to_fit();
         ShingleSeq {
-            common: vec![0; order.len().div_ceil(64)],
+            common: vec![0; set.len().div_ceil(64)],
             order,
             set,
             words: text.len(),
         }
     }
 
-    /// Marks the shingles `is_common` names as boilerplate: they never join a copied passage.
-    pub fn mark_common(&mut self, is_common: impl Fn(u32) -> bool) {
-        self.common.fill(0);
-        for (i, &c) in self.order.iter().enumerate() {
-            if is_common(c) {
-                self.common[i / 64] |= 1 << (i % 64);
-            }
-        }
-    }
-
-    fn is_common(&self, i: usize) -> bool {
-        self.common[i / 64] >> (i % 64) & 1 == 1
+    /// Marks the shingles of the sorted `common` as boilerplate: they never join a copied
+    /// passage.
+    pub fn mark_common(&mut self, common: &[u32]) {
+        self.common = members(&self.set, common);
     }
 
     /// The full shingle index: sorted, without repeats (what [`super::Full`] signs, its CRC32s
@@ -61,9 +122,23 @@ impl ShingleSeq {
         self.words
     }
 
+    /// Which shingles of this text `other` has too, and how many: one pass over both sets,
+    /// which a pair's exact scores and its copied passages share.
+    pub fn shared_with(&self, other: &ShingleSeq) -> Shared {
+        let bits = members(&self.set, &other.set);
+        let count = bits.iter().map(|b| b.count_ones() as usize).sum();
+        Shared { bits, count }
+    }
+
     /// Share of this text's words that lie in copied passages of at least `min_words` words:
     /// maximal runs of consecutive shingles that are all in `other` and not boilerplate.
     pub fn copied_share(&self, other: &ShingleSeq, min_words: usize) -> f64 {
+        self.copied_share_of(&self.shared_with(other), min_words)
+    }
+
+    /// [`ShingleSeq::copied_share`] with the shingles shared with the other text known
+    /// ([`ShingleSeq::shared_with`]).
+    pub fn copied_share_of(&self, shared: &Shared, min_words: usize) -> f64 {
         if self.words == 0 || min_words == 0 {
             return 0.0;
         }
@@ -80,8 +155,9 @@ impl ShingleSeq {
                 *covered_until = last;
             }
         };
-        for (i, c) in self.order.iter().enumerate() {
-            if self.is_common(i) || other.set.binary_search(c).is_err() {
+        for (i, &at) in self.order.iter().enumerate() {
+            let at = at as usize;
+            if bit(&self.common, at) || !bit(&shared.bits, at) {
                 if i > run_start {
                     close(run_start, i, &mut covered_until);
                 }
@@ -93,6 +169,14 @@ impl ShingleSeq {
         }
         covered as f64 / self.words as f64
     }
+}
+
+/// The shingles of one text another text has too ([`ShingleSeq::shared_with`]).
+pub struct Shared {
+    /// A bit per element of the text's set.
+    bits: Bits,
+    /// How many.
+    pub count: usize,
 }
 
 #[cfg(test)]
@@ -114,7 +198,8 @@ mod tests {
         assert!((s - 20.0 / 50.0).abs() < 1e-12, "{s}");
         // The same passage made of boilerplate shingles is no copy.
         let mut boilerplate = seq(&answer);
-        boilerplate.mark_common(|_| true);
+        let every = boilerplate.set().to_vec();
+        boilerplate.mark_common(&every);
         assert_eq!(boilerplate.copied_share(&seq(&source), 12), 0.0);
         // Too short a passage for the minimum counts for nothing.
         assert_eq!(seq(&answer).copied_share(&seq(&source), 21), 0.0);
