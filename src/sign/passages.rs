@@ -57,7 +57,8 @@ fn members(set: &[u32], other: &[u32]) -> Bits {
         }
     } else {
         // A merge without branches on the comparison (which side moves is unpredictable),
-        // the bits of a block of 64 gathered in a register.
+        // the bits of a block of 64 gathered in a register. (Comparing four elements of each
+        // side at a time, as vector operations, measured no faster.)
         let (mut i, mut j) = (0, 0);
         let (mut block, mut gathered) = (0, 0u64);
         while i < set.len() && j < other.len() {
@@ -187,6 +188,38 @@ mod tests {
 
     fn seq(text: &str) -> ShingleSeq {
         ShingleSeq::new(&canon(text), 4)
+    }
+
+    #[test]
+    fn members_agree_with_a_search_at_every_size() {
+        let mut state = 7u64;
+        let mut next = |below: u32| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32 % below
+        };
+        for round in 0..2000 {
+            // Dense values make shared elements common; sizes cross the 64-bit words of the
+            // bits and the 16-fold switch to searching, on either side.
+            let range = 1 + next(400);
+            let (na, nb) = (next(150), next(150));
+            let mut sorted = |n: u32| {
+                let mut v: Vec<u32> = (0..n).map(|_| next(range)).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let (a, b) = (sorted(na), sorted(nb));
+            let bits = members(&a, &b);
+            for (k, x) in a.iter().enumerate() {
+                assert_eq!(
+                    bit(&bits, k),
+                    b.binary_search(x).is_ok(),
+                    "round {round}: {a:?} {b:?}"
+                );
+            }
+        }
     }
 
     #[test]
