@@ -8,9 +8,8 @@
 
 use crate::store::{At, Store};
 use anyhow::Result;
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::params;
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 /// What a file was when a reader took it: the quick check `make` and `rsync` use (size and
 /// modification time, to the nanosecond), with the inode, so a file replaced by another of the
@@ -105,22 +104,31 @@ pub trait EarlierIds: std::fmt::Debug {
 }
 
 /// The ids `file_ids` remembers for one file of a source.
-#[derive(Debug)]
 pub struct FileIds {
-    conn: Connection,
-    store: PathBuf,
+    store: Store,
     source: String,
     path: String,
 }
 
+impl std::fmt::Debug for FileIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileIds")
+            .field("store", &self.store.path)
+            .field("source", &self.source)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
 impl EarlierIds for FileIds {
     fn contains(&self, id: &str) -> Result<bool> {
-        self.conn
+        self.store
+            .conn
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM file_ids WHERE source = ?1 AND path = ?2 AND id = ?3)",
             )
             .and_then(|mut stmt| stmt.query_row(params![self.source, self.path, id], |r| r.get(0)))
-            .at(&self.store)
+            .at(&self.store.path)
     }
 }
 
@@ -182,16 +190,8 @@ impl Store {
     /// written together, so the tables are there.
     pub fn file_ids(&self, source: &str, path: &str) -> Result<FileIds> {
         // A connection of their own: the store's is storing what the reader delivers meanwhile.
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .at(&self.path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .at(&self.path)?;
         Ok(FileIds {
-            conn,
-            store: self.path.clone(),
+            store: Store::open_read_only(&self.path)?,
             source: source.to_string(),
             path: path.to_string(),
         })
