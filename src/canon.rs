@@ -127,8 +127,7 @@ impl StopWords {
     /// [`StopWords::contains`] for the UTF-8 bytes of a word.
     #[inline]
     fn contains_bytes(&self, word: &[u8]) -> bool {
-        let bit = filter_bit(word);
-        self.filter[bit / 64] >> (bit % 64) & 1 == 1
+        self.passes_filter(filter_bit(word))
             && match short_key(word) {
                 Some(key) => self.short.contains(&key),
                 None => self.words.contains(word),
@@ -140,10 +139,14 @@ impl StopWords {
     /// from the number, with no bytes to copy.
     #[inline]
     fn contains_short_word(&self, word: u128, len: usize) -> bool {
-        let bytes = word.to_le_bytes();
-        let bit = len << 16 | usize::from(bytes[0]) << 8 | usize::from(bytes[len - 1]);
-        self.filter[bit / 64] >> (bit % 64) & 1 == 1
+        self.passes_filter(filter_bit(&word.to_le_bytes()[..len]))
             && self.short.contains(&(word | (len as u128) << 120))
+    }
+
+    /// Whether some stop word has the filter bit `bit` ([`filter_bit`]).
+    #[inline]
+    fn passes_filter(&self, bit: usize) -> bool {
+        self.filter[bit / 64] >> (bit % 64) & 1 == 1
     }
 
     /// The languages this list was built from.
@@ -470,29 +473,11 @@ fn ascii_run_len(bytes: &[u8]) -> usize {
 }
 
 /// Pushes the lower case of the run of ASCII letters and digits that `bytes` starts with onto
-/// `buf`, and returns its length. Eight bytes are classified and lower-cased at a time (a
-/// letter's or digit's lower case is its 0x20 bit set); the bytes copied past the run's end
-/// are taken back.
+/// `buf` (a letter's or digit's lower case is its 0x20 bit set), and returns its length.
 #[inline]
 fn push_ascii_run(bytes: &[u8], buf: &mut Vec<u8>) -> usize {
-    let mut n = 0;
-    while let Some(chunk) = bytes.get(n..n + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        buf.extend_from_slice(&(x | bytes_of(0x20)).to_le_bytes());
-        let run = ascii_word_run(x);
-        if run < 8 {
-            buf.truncate(buf.len() - 8 + run);
-            return n + run;
-        }
-        n += 8;
-    }
-    while let Some(&b) = bytes.get(n) {
-        if b >= 0x80 || !ASCII_WORD[b as usize] {
-            break;
-        }
-        buf.push(b | 0x20);
-        n += 1;
-    }
+    let n = ascii_run_len(bytes);
+    buf.extend(bytes[..n].iter().map(|&b| b | 0x20));
     n
 }
 
