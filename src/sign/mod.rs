@@ -485,22 +485,33 @@ pub fn part_range<T: Ord + Copy>(s: &[T], start: T, end: Option<T>) -> std::ops:
     first..last.max(first)
 }
 
+/// Whether the sorted set `large` is so much larger than `small` that a search in the rest of
+/// it per element of `small` ([`search_each`]) beats walking it.
+pub(crate) fn far_apart<T>(small: &[T], large: &[T]) -> bool {
+    small.len() * 16 < large.len()
+}
+
+/// Calls `found(i, j)` for each element `small[i]` that the sorted set `large` holds, at
+/// `large[j]`, in order: each searched for in what is left of `large` after the last one.
+pub(crate) fn search_each<T: Ord>(small: &[T], large: &[T], mut found: impl FnMut(usize, usize)) {
+    let mut from = 0;
+    for (i, x) in small.iter().enumerate() {
+        match large[from..].binary_search(x) {
+            Ok(at) => {
+                found(i, from + at);
+                from += at + 1;
+            }
+            Err(at) => from += at,
+        }
+    }
+}
+
 /// Size of the intersection of two sorted sets.
 pub fn intersection_size<T: Ord + Copy>(a: &[T], b: &[T]) -> usize {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if small.len() * 16 < large.len() {
-        // Far apart in size: a search in the rest of the large set per element of the small
-        // one beats walking the large set.
-        let (mut rest, mut n) = (large, 0);
-        for x in small {
-            match rest.binary_search(x) {
-                Ok(at) => {
-                    n += 1;
-                    rest = &rest[at + 1..];
-                }
-                Err(at) => rest = &rest[at..],
-            }
-        }
+    if far_apart(small, large) {
+        let mut n = 0;
+        search_each(small, large, |_, _| n += 1);
         return n;
     }
     // A merge without branches on the comparison: which side moves is unpredictable.

@@ -2,7 +2,7 @@
 //! shingle is also in the other text. A pasted passage survives as one long run; a rewording
 //! breaks runs every few words, and two texts on one topic share runs of a few words only.
 
-use super::for_each_shingle_crc;
+use super::{far_apart, for_each_shingle_crc, search_each};
 use crate::canon::CanonText;
 
 /// A text's shingle fingerprints as a sorted set (for the exact set scores), and the text's
@@ -31,30 +31,11 @@ fn bit(bits: &[u64], i: usize) -> bool {
 /// Of the sorted `set`, which elements the sorted `other` holds, as bits by position in `set`.
 fn members(set: &[u32], other: &[u32]) -> Bits {
     let mut bits = vec![0u64; set.len().div_ceil(64)];
-    if set.len() > other.len() * 16 {
-        // Far apart in size: each element of the small side is searched for in the rest of
-        // the large one.
-        let mut from = 0;
-        for x in other {
-            match set[from..].binary_search(x) {
-                Ok(at) => {
-                    bits[(from + at) / 64] |= 1 << ((from + at) % 64);
-                    from += at + 1;
-                }
-                Err(at) => from += at,
-            }
-        }
-    } else if other.len() > set.len() * 16 {
-        let mut rest = other;
-        for (i, x) in set.iter().enumerate() {
-            match rest.binary_search(x) {
-                Ok(at) => {
-                    bits[i / 64] |= 1 << (i % 64);
-                    rest = &rest[at + 1..];
-                }
-                Err(at) => rest = &rest[at..],
-            }
-        }
+    let mut mark = |i: usize| bits[i / 64] |= 1 << (i % 64);
+    if far_apart(other, set) {
+        search_each(other, set, |_, i| mark(i));
+    } else if far_apart(set, other) {
+        search_each(set, other, |i, _| mark(i));
     } else {
         // A merge without branches on the comparison (which side moves is unpredictable),
         // the bits of a block of 64 gathered in a register. (Comparing four elements of each
