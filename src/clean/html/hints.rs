@@ -146,6 +146,7 @@ pub(super) fn name_hint(name: &str) -> i8 {
     let mut hard = false;
     let mut comments = false;
     let mut prev = "";
+    let mut owning = false;
     for (i, w) in lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -153,6 +154,13 @@ pub(super) fn name_hint(name: &str) -> i8 {
     {
         let comment_list =
             matches!(prev, "comment" | "comments") && matches!(w, "list" | "section" | "area");
+        // "post-with-sidebar", "has-nav", "anchorWithStickyNavbar", "no-footer": a wrapper
+        // around the part and more (or beside it, or without it), neither the part nor the
+        // content alone.
+        owning |= matches!(prev, "has" | "with" | "no" | "without");
+        if owning && is_part_word(w) {
+            return 0;
+        }
         prev = w;
         if COMMENT_WORDS.contains(&w) || comment_list {
             comments = true;
@@ -163,18 +171,7 @@ pub(super) fn name_hint(name: &str) -> i8 {
         } else if LAYOUT_WORDS.contains(&w) {
             layout = true;
             last_neg = Some(i);
-        } else if NEG_WORDS.contains(&w)
-            || w.starts_with("cookie")
-            || w.starts_with("newsletter")
-            || w.starts_with("breadcrumb")
-            || w.starts_with("sidebar")
-            || w.starts_with("share")
-            || w.starts_with("social")
-            || w.starts_with("advert")
-            || w.starts_with("footer")
-            || w.starts_with("navbar")
-            || w.starts_with("related")
-        {
+        } else if is_part_word(w) {
             hard = true;
             last_neg = Some(i);
         } else if POS_WORDS.contains(&w) {
@@ -190,6 +187,24 @@ pub(super) fn name_hint(name: &str) -> i8 {
         (None, Some(_)) => HINT_CONTENT,
         (None, None) => 0,
     }
+}
+
+/// A word naming a part of the page around the content (a hard hint).
+fn is_part_word(w: &str) -> bool {
+    NEG_WORDS.contains(&w)
+        || w.starts_with("cookie")
+        || w.starts_with("newsletter")
+        || w.starts_with("breadcrumb")
+        || w.starts_with("sidebar")
+        || w.starts_with("share")
+        || w.starts_with("social")
+        || w.starts_with("advert")
+        || w.starts_with("footer")
+        || w.starts_with("navbar")
+        || w.starts_with("related")
+        // A plea to subscribe, not a subscriber's article ("subscriptionPleaContainer").
+        || w.starts_with("subscription")
+        || (w.starts_with("subscribe") && !w.starts_with("subscriber"))
 }
 
 /// Hint from the tag name, ARIA role and microdata: structural and reliable.
@@ -245,8 +260,10 @@ pub(super) fn class_hint(name: &str, el: &scraper::node::Element) -> i8 {
     hint
 }
 
-impl Page<'_> {
-    pub(super) fn mark_boilerplate(&mut self, use_class: bool) {
+impl<'a> Page<'a> {
+    /// Marks the subtrees the hints name as boilerplate. Without `use_class` only tags, roles
+    /// and microdata count; the elements named as `spared` keep no hint from their names.
+    pub(super) fn mark_boilerplate(&mut self, use_class: bool, spared: Option<Spared<'_>>) {
         // Raw sizes decide whether a hinted element is really a page wrapper
         // (e.g. `<div class="has-sidebar">` around everything).
         self.use_class = use_class;
@@ -270,6 +287,7 @@ impl Page<'_> {
             let n = &self.nodes[i];
             let share = n.raw_chars as f32 / body_chars as f32;
             let hint = match (use_class, n.hint) {
+                (true, 0) if spared.is_some() && spared == n.el.map(Spared::of) => 0,
                 (true, 0) => n.class_hint,
                 (false, HINT_WEAK) => 0,
                 (_, h) => h,
@@ -290,6 +308,46 @@ impl Page<'_> {
             if remove {
                 self.nodes[i].removed = true;
             }
+        }
+    }
+
+    /// The class and id of hard hint that removed the most text, over every element they
+    /// name: when a page is left almost empty, they are a layout name on the article's wrapper
+    /// ("with-sidebar-layout") or on each of its parts.
+    pub(super) fn costliest_class_name(&self) -> Option<Spared<'a>> {
+        let mut removed: std::collections::HashMap<Spared<'a>, u32> = Default::default();
+        for n in &self.nodes[1..] {
+            // A comments name on a forum's posts is doubted with all the others: their
+            // user names and dates are weak names there, and part of the posts.
+            if n.removed
+                && !self.nodes[n.parent as usize].removed
+                && n.hint == 0
+                && n.class_hint == HINT_HARD
+            {
+                if let Some(el) = n.el {
+                    *removed.entry(Spared::of(el)).or_default() += n.raw_text_chars;
+                }
+            }
+        }
+        removed
+            .into_iter()
+            .max_by_key(|&(name, chars)| (chars, name))
+            .map(|(name, _)| name)
+    }
+}
+
+/// The class attribute and id of the elements whose names a retry does not trust.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) struct Spared<'a> {
+    class: Option<&'a str>,
+    id: Option<&'a str>,
+}
+
+impl<'a> Spared<'a> {
+    fn of(el: &'a scraper::node::Element) -> Self {
+        Spared {
+            class: el.attr("class"),
+            id: el.attr("id"),
         }
     }
 }

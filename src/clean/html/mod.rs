@@ -76,21 +76,28 @@ pub fn extract_within(
 ) -> Result<Extracted, TooComplex> {
     let doc = markup::parse_html(html, limits)?;
     let mut page = Page::build(&doc);
-    page.mark_boilerplate(true);
+    page.mark_boilerplate(true, None);
     page.compute_sizes();
-    let mut blocks = page.blocks();
+    let blocks = page.blocks();
     let title = page.title(&blocks, url);
     let mut text = page.main_text(&blocks, title.as_deref());
     // Class names and weak tags (form, header) are only hints: when trusting
-    // them leaves almost nothing, content was named like boilerplate, so
-    // retry without them.
+    // them leaves almost nothing, content was named like boilerplate. First
+    // only the name that took the most text is doubted, so the others still
+    // remove what they name; failing that, every class name and weak tag.
     if count_chars(&text) < 200 {
-        page.mark_boilerplate(false);
-        page.compute_sizes();
-        blocks = page.blocks();
-        let retry = page.main_text(&blocks, title.as_deref());
-        if count_chars(&retry) > 2 * count_chars(&text) {
-            text = retry;
+        let mut retries = vec![(false, None)];
+        if let Some(name) = page.costliest_class_name() {
+            retries.insert(0, (true, Some(name)));
+        }
+        for (use_class, spared) in retries {
+            page.mark_boilerplate(use_class, spared);
+            page.compute_sizes();
+            let retry = page.main_text(&page.blocks(), title.as_deref());
+            if count_chars(&retry) > 2 * count_chars(&text) {
+                text = retry;
+                break;
+            }
         }
     }
     // Pages rendered by scripts may carry their text only in JSON-LD

@@ -201,6 +201,53 @@ fn class_names_judged_by_their_last_known_word() {
 }
 
 #[test]
+fn names_of_layouts_with_a_part_are_not_the_part() {
+    for wrapper in [
+        "with-sidebar-layout",
+        "interior-page-content-has-sidebar",
+        "gdi-single-blog-post-with-sidebar",
+        "anchorWithStickyNavbar_LWe7",
+        "no-footer",
+    ] {
+        assert_eq!(name_hint(wrapper), 0, "{wrapper}");
+    }
+    assert_eq!(name_hint("sidebar-left"), HINT_HARD);
+    assert_eq!(name_hint("with-border"), 0);
+}
+
+#[test]
+fn pleas_to_subscribe_are_not_subscribers_articles() {
+    assert_eq!(name_hint("subscriptionPleaContainer-D09dM"), HINT_HARD);
+    assert_eq!(name_hint("subscribebox"), HINT_HARD);
+    assert_eq!(name_hint("subscriber-only"), 0);
+    assert_eq!(name_hint("subscriber-content"), HINT_CONTENT);
+}
+
+/// A page whose article sits in a wrapper named like a sidebar, beside a menu long enough that
+/// the wrapper holds under 60 % of the page: trusting every name leaves almost nothing.
+fn article_in_sidebar_named_wrapper(inner: &str) -> String {
+    let menu: String = (0..20)
+        .map(|i| format!("<li><a href='/topic/{i}'>Topic number {i} of the site</a></li>"))
+        .collect();
+    format!(
+        "<html><body><nav><ul>{menu}</ul></nav><div class='sidebar-first-only'>\
+         <p>{PARA}</p><p>Second paragraph. {PARA}</p>{inner}</div>\
+         <footer>{PARA} {PARA}</footer></body></html>"
+    )
+}
+
+#[test]
+fn a_page_emptied_by_one_name_doubts_that_name_only() {
+    let html = article_in_sidebar_named_wrapper(
+        "<div class='author-box'><p>Peter is a writer who covers software for us.</p></div>",
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("Second paragraph."), "{}", e.text);
+    // Doubting every name would keep the author box the page also names.
+    assert!(!e.text.contains("Peter is a writer"), "{}", e.text);
+}
+
+#[test]
 fn flexbox_utility_classes_are_not_content_names() {
     for utility in [
         "justify-content-start",
