@@ -2,7 +2,7 @@
 //! nested input cannot overflow the stack, and the page metadata collected
 //! while it is built.
 
-use super::hints::{class_hint, element_hint};
+use super::hints::{class_hint, element_hint, names_hint};
 use super::jsonld::json_strings_for_key;
 use super::whitespace::count_chars;
 use scraper::{Html, Node};
@@ -305,7 +305,35 @@ impl<'a> Page<'a> {
             let n = &mut page.nodes[idx as usize];
             n.end = n.end.max(len);
         }
+        page.unname_section_anchors();
         page
+    }
+
+    /// A section's id made from its heading's words ("client-side-certificates" on the section
+    /// headed "Client Side Certificates") is an anchor for a table of contents, as a heading's
+    /// own id is, not a name for a part of the page.
+    fn unname_section_anchors(&mut self) {
+        /// How far into a section its heading may start (the heading and its anchor link).
+        const HEADING_WITHIN: usize = 4;
+        for i in 1..self.nodes.len() {
+            let n = &self.nodes[i];
+            let Some(el) = n.el else { continue };
+            if n.class_hint >= 0 {
+                continue;
+            }
+            let Some(id) = el.attr("id") else { continue };
+            let end = (n.end as usize).min(i + 1 + HEADING_WITHIN);
+            let Some(h) = (i + 1..end).find(|&j| matches!(self.nodes[j].kind, Kind::Heading(_)))
+            else {
+                continue;
+            };
+            let heading: String = (h..self.nodes[h].end as usize)
+                .map(|j| self.nodes[j].text)
+                .collect();
+            if same_words(id, &heading) {
+                self.nodes[i].class_hint = names_hint(el, false);
+            }
+        }
     }
 
     /// Sums text sizes bottom-up; removed subtrees count as empty.
@@ -338,4 +366,16 @@ impl<'a> Page<'a> {
             p.links += links;
         }
     }
+}
+
+/// Whether two strings hold the same words, ignoring case and everything between words.
+fn same_words(a: &str, b: &str) -> bool {
+    let words = |s: &'_ str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let a = words(a);
+    !a.is_empty() && a == words(b)
 }

@@ -74,6 +74,10 @@ const NEG_WORDS: &[&str] = &[
     "tooltip",
     "modal",
     "sidebar",
+    "side",
+    "readmore",
+    "button",
+    "buttons",
     "related",
     "recommended",
     "recommendations",
@@ -240,16 +244,21 @@ pub(super) fn class_hint(name: &str, el: &scraper::node::Element) -> i8 {
     if matches!(name, "html" | "body") {
         return 0;
     }
-    let mut hint = 0i8;
     // A heading's id is the anchor a table of contents links to, made from
     // its own words ("should-i-get-certified-in-social-media"), not a name
     // for a part of the page.
     let heading = matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
+    names_hint(el, !heading)
+}
+
+/// Hint from the class names, and from the id when `with_id`.
+pub(super) fn names_hint(el: &scraper::node::Element, with_id: bool) -> i8 {
+    let mut hint = 0i8;
     let names = el
         .attr("class")
         .into_iter()
         .flat_map(|c| c.split_ascii_whitespace())
-        .chain(el.attr("id").filter(|_| !heading));
+        .chain(el.attr("id").filter(|_| with_id));
     for n in names {
         let h = name_hint(n);
         if h == HINT_CONTENT {

@@ -216,6 +216,32 @@ fn names_of_layouts_with_a_part_are_not_the_part() {
 }
 
 #[test]
+fn side_columns_read_more_boxes_and_buttons_are_hard_names() {
+    for name in [
+        "zox-post-side-wrap",
+        "readmore-wrapper",
+        "ai-summary-buttons",
+        "share-button",
+    ] {
+        assert_eq!(name_hint(name), HINT_HARD, "{name}");
+    }
+    assert_eq!(name_hint("inside-article"), HINT_CONTENT);
+}
+
+#[test]
+fn section_ids_made_of_their_headings_words_are_anchors_not_names() {
+    let html = article(&format!(
+        "<p>{PARA}</p><p>{PARA}</p><p>{PARA}</p><section id='client-side-certificates'><h3>Client Side Certificates\
+         <a class='headerlink' href='#client-side-certificates'>¶</a></h3>\
+         <p>You can also specify a local cert. {PARA}</p></section>\
+         <div id='related-stories'><h3>More stories</h3><p>Another story you may like.</p></div>"
+    ));
+    let e = extract(&html, None);
+    assert!(e.text.contains("specify a local cert"), "{}", e.text);
+    assert!(!e.text.contains("Another story"), "{}", e.text);
+}
+
+#[test]
 fn pleas_to_subscribe_are_not_subscribers_articles() {
     assert_eq!(name_hint("subscriptionPleaContainer-D09dM"), HINT_HARD);
     assert_eq!(name_hint("subscribebox"), HINT_HARD);
