@@ -27,6 +27,55 @@ pub(super) struct Block {
 /// Links with at least this many characters read like titles, not menu entries.
 const LONG_LINK: u32 = 30;
 
+/// Labels that put a link to another page between an article's paragraphs ("Related: <a>…</a>").
+const TEASER_LABELS: &[&str] = &[
+    "related",
+    "related reading",
+    "related article",
+    "related articles",
+    "related story",
+    "related stories",
+    "related post",
+    "related content",
+    "see also",
+    "read more",
+    "read next",
+    "read also",
+    "also read",
+    "more",
+    "recommended",
+    "recommended reading",
+    "you may also like",
+    "you might also like",
+    "don't miss",
+    "must read",
+];
+/// Share of a teaser's characters after its label that are its link.
+const TEASER_LINK_SHARE: f32 = 0.7;
+
+impl Block {
+    /// A paragraph that only points to another page: a label from [`TEASER_LABELS`], a colon,
+    /// and a link ("Read more: 8 Great Benefits of Working From Home").
+    pub(super) fn is_teaser(&self) -> bool {
+        if !matches!(self.kind, BlockKind::Para | BlockKind::ListItem) || self.link_chars == 0 {
+            return false;
+        }
+        let Some((label, _)) = self.text.split_once(':') else {
+            return false;
+        };
+        if label.len() > 24 {
+            return false;
+        }
+        let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
+        let label = label.to_lowercase().replace('’', "'");
+        if !TEASER_LABELS.contains(&label.as_str()) {
+            return false;
+        }
+        let rest = self.chars.saturating_sub(count_chars(&label) + 1);
+        rest > 0 && self.link_chars as f32 >= TEASER_LINK_SHARE * rest as f32
+    }
+}
+
 impl Page<'_> {
     /// Cuts the visible text into blocks at block-element boundaries.
     pub(super) fn blocks(&self) -> Vec<Block> {

@@ -229,7 +229,7 @@ impl Page<'_> {
         let mut prev: Option<BlockKind> = None;
         let mut take = vec![false; blocks.len()];
         for (t, b) in take.iter_mut().zip(blocks) {
-            *t = b.owner >= lo && b.owner < hi && !dropped[b.owner as usize];
+            *t = b.owner >= lo && b.owner < hi && !dropped[b.owner as usize] && !b.is_teaser();
         }
         self.take_siblings(best, blocks, &mut take);
         let chosen: Vec<&Block> = blocks

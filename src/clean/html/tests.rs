@@ -242,6 +242,21 @@ fn section_ids_made_of_their_headings_words_are_anchors_not_names() {
 }
 
 #[test]
+fn teasers_between_paragraphs_are_dropped_but_prose_with_labels_kept() {
+    let html = article(&format!(
+        "<p>{PARA}</p><p>Related: <a href='/x'>Cybersecurity roundup of the deals in August</a></p>\
+         <p>{PARA}</p><ul><li><strong>See also:</strong> <a href='/y'>A brief history of photography</a></li></ul>\
+         <p>Read more: the committee found that <a href='/r'>the report</a> was late.</p>\
+         <p>Read more about <a href='/z'>environmental racism and zero waste</a>.</p>"
+    ));
+    let e = extract(&html, None);
+    assert!(!e.text.contains("Cybersecurity roundup"), "{}", e.text);
+    assert!(!e.text.contains("brief history"), "{}", e.text);
+    assert!(e.text.contains("the committee found"), "{}", e.text);
+    assert!(e.text.contains("environmental racism"), "{}", e.text);
+}
+
+#[test]
 fn pleas_to_subscribe_are_not_subscribers_articles() {
     assert_eq!(name_hint("subscriptionPleaContainer-D09dM"), HINT_HARD);
     assert_eq!(name_hint("subscribebox"), HINT_HARD);
