@@ -111,11 +111,44 @@ fn is_placeholder_line(line: &str) -> bool {
     start.len() >= 11 && start.as_bytes()[..11].eq_ignore_ascii_case(b"lorem ipsum")
 }
 
+/// A picture's credit on a line of its own ("Credit: Apple", "Image: SiliconANGLE/ChatGPT",
+/// "Getty Images / Holger Leue"): the caption outside a `<figcaption>`, not text.
+pub(super) fn is_credit_line(line: &str) -> bool {
+    const LABELS: &[&str] = &[
+        "credit",
+        "credits",
+        "photo",
+        "photos",
+        "photo credit",
+        "photo credits",
+        "image",
+        "image credit",
+        "image source",
+        "images",
+        "photograph",
+        "picture",
+        "illustration",
+    ];
+    const AGENCIES: &[&str] = &["getty images", "shutterstock", "istock"];
+    const MAX_WORDS: usize = 8;
+    // Code keeps its indentation, and its keys take lower-case values ("image: nginx:1.14").
+    if line.starts_with(char::is_whitespace) || line.split_whitespace().nth(MAX_WORDS).is_some() {
+        return false;
+    }
+    let labelled = line.split_once(':').is_some_and(|(label, credit)| {
+        credit.trim_start().starts_with(char::is_uppercase)
+            && LABELS.contains(&label.trim().to_lowercase().as_str())
+    });
+    let lower = line.to_lowercase();
+    labelled || AGENCIES.iter().any(|a| lower.starts_with(a))
+}
+
 pub(super) fn is_furniture_line(line: &str) -> bool {
     is_counter_line(line)
         || is_control_line(line)
         || is_member_stat_line(line)
         || is_placeholder_line(line)
+        || is_credit_line(line)
 }
 
 /// Drops the lines that are page furniture (counters, control labels, member

@@ -1,6 +1,6 @@
 use super::hints::{name_hint, HINT_COMMENTS, HINT_CONTENT, HINT_HARD, HINT_LAYOUT, HINT_WEAK};
 use super::jsonld::json_strings_for_key;
-use super::lines::{is_control_line, is_counter_line, is_furniture_line};
+use super::lines::{is_control_line, is_counter_line, is_credit_line, is_furniture_line};
 use super::*;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,26 @@ fn check_lines(filter: fn(&str) -> bool, taken: &[&str], left: &[&str]) {
     for l in left {
         assert!(!filter(l), "should be left: {l}");
     }
+}
+
+#[test]
+fn credit_lines_dropped_but_not_code_or_prose() {
+    check_lines(
+        is_credit_line,
+        &[
+            "Credit: Apple",
+            "Image: SiliconANGLE/ChatGPT",
+            "Getty Images / Holger Leue",
+            "Photo credit: Jane Doe",
+        ],
+        &[
+            "    image: nginx:1.14.2",
+            "image: busybox",
+            "Credit: The committee said the results were far better than anyone expected",
+            "Photo:",
+            "Source: Python",
+        ],
+    );
 }
 
 #[test]
