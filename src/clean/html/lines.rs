@@ -143,6 +143,73 @@ pub(super) fn is_credit_line(line: &str) -> bool {
     labelled || AGENCIES.iter().any(|a| lower.starts_with(a))
 }
 
+/// A byline or a date line ("Written by Madeline Puckette", "Published June 23, 2025",
+/// "By", "Reviewed by: Brian Stormont"), which the references leave out at the head of an
+/// article; further down, "By" lines are forum posters and brands.
+pub(super) fn is_byline(line: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "written",
+        "posted",
+        "published",
+        "updated",
+        "reviewed",
+        "edited",
+        "fact checked",
+        "fact-checked",
+    ];
+    const MAX_CHARS: usize = 60;
+    const MAX_NAME_WORDS: usize = 4;
+    let line = line.trim();
+    if line.chars().count() > MAX_CHARS {
+        return false;
+    }
+    let lower = line.to_lowercase();
+    let verb = VERBS.iter().any(|v| {
+        lower
+            .strip_prefix(v)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':', ',']))
+    });
+    let by_name = match lower.strip_prefix("by") {
+        Some("") => true,
+        Some(rest) if rest.starts_with(' ') => {
+            let words: Vec<&str> = line[2..].split_whitespace().collect();
+            !words.is_empty()
+                && words.len() <= MAX_NAME_WORDS
+                && words.iter().all(|w| w.starts_with(char::is_uppercase))
+        }
+        _ => false,
+    };
+    verb || by_name
+}
+
+/// Drops the bylines and date lines above the first long paragraph.
+pub(super) fn drop_head_bylines(text: String) -> String {
+    /// A line this long is the article's text: the head ends there.
+    const BODY_CHARS: usize = 150;
+    let head_end = text
+        .split_inclusive('\n')
+        .take_while(|l| l.chars().count() < BODY_CHARS)
+        .map(str::len)
+        .sum::<usize>();
+    let (head, body) = text.split_at(head_end);
+    if !head.lines().any(is_byline) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for para in head.split("\n\n") {
+        let kept: Vec<&str> = para.split('\n').filter(|l| !is_byline(l)).collect();
+        if kept.iter().any(|l| !l.trim().is_empty()) {
+            out.push_str(kept.join("\n").trim_end_matches('\n'));
+            out.push_str("\n\n");
+        }
+    }
+    if body.is_empty() {
+        out.truncate(out.trim_end().len());
+    }
+    out.push_str(body.trim_start_matches('\n'));
+    out
+}
+
 pub(super) fn is_furniture_line(line: &str) -> bool {
     is_counter_line(line)
         || is_control_line(line)

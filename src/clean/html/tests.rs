@@ -1,6 +1,9 @@
 use super::hints::{name_hint, HINT_COMMENTS, HINT_CONTENT, HINT_HARD, HINT_LAYOUT, HINT_WEAK};
 use super::jsonld::json_strings_for_key;
-use super::lines::{is_control_line, is_counter_line, is_credit_line, is_furniture_line};
+use super::lines::{
+    drop_head_bylines, is_byline, is_control_line, is_counter_line, is_credit_line,
+    is_furniture_line,
+};
 use super::*;
 use std::time::{Duration, Instant};
 
@@ -32,6 +35,38 @@ fn credit_lines_dropped_but_not_code_or_prose() {
             "Source: Python",
         ],
     );
+}
+
+#[test]
+fn bylines_dropped_at_the_head_only() {
+    check_lines(
+        is_byline,
+        &[
+            "By",
+            "By Chris McNamara",
+            "Published June 23, 2025 10:39AM",
+            "Reviewed by: Brian Stormont, CFP®",
+            "Updated",
+        ],
+        &[
+            "By manually extracting the files",
+            "Bypass the cache",
+            "Posters of the year",
+            "Published works of the author include many books and essays on every topic",
+        ],
+    );
+    let body = "A long paragraph of the article, which is well over one hundred and fifty \
+                characters long, so that the head of the text (its title, byline and date) ends right here.";
+    let text = format!(
+        "Written by Madeline Puckette\n\nThe title line\nUpdated on October 21, 2025\n\n\
+         {body}\n\nBy Ann Smith"
+    );
+    assert_eq!(
+        drop_head_bylines(text),
+        format!("The title line\n\n{body}\n\nBy Ann Smith")
+    );
+    let short = "By Ann Smith\n\nA short note.".to_string();
+    assert_eq!(drop_head_bylines(short), "A short note.");
 }
 
 #[test]
