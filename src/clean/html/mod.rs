@@ -32,7 +32,8 @@
 //! 6. `container.rs`: block weights, the choice and widening of the main
 //!    container, pruning inside it, and the text taken from it.
 //! 7. `lines.rs`: the final line filters (counters, control labels, member
-//!    statistics, placeholders, repeated runs of paragraphs).
+//!    statistics, placeholders, picture credits, repeated runs of paragraphs,
+//!    bylines at the head of the text).
 //!
 //! `whitespace.rs` holds the character counting and space normalising they
 //! share.
