@@ -186,28 +186,15 @@ pub(super) fn is_byline(line: &str) -> bool {
 pub(super) fn drop_head_bylines(text: String) -> String {
     /// A line this long is the article's text: the head ends there.
     const BODY_CHARS: usize = 150;
-    let head_end = text
-        .split_inclusive('\n')
-        .take_while(|l| l.chars().count() < BODY_CHARS)
-        .map(str::len)
-        .sum::<usize>();
-    let (head, body) = text.split_at(head_end);
-    if !head.lines().any(is_byline) {
+    let in_head = |l: &str| l.chars().count() < BODY_CHARS;
+    if !text.lines().take_while(|l| in_head(l)).any(is_byline) {
         return text;
     }
-    let mut out = String::with_capacity(text.len());
-    for para in head.split("\n\n") {
-        let kept: Vec<&str> = para.split('\n').filter(|l| !is_byline(l)).collect();
-        if kept.iter().any(|l| !l.trim().is_empty()) {
-            out.push_str(kept.join("\n").trim_end_matches('\n'));
-            out.push_str("\n\n");
-        }
-    }
-    if body.is_empty() {
-        out.truncate(out.trim_end().len());
-    }
-    out.push_str(body.trim_start_matches('\n'));
-    out
+    let mut head = true;
+    drop_lines(&text, |l| {
+        head &= in_head(l);
+        head && is_byline(l)
+    })
 }
 
 pub(super) fn is_furniture_line(line: &str) -> bool {
@@ -219,15 +206,20 @@ pub(super) fn is_furniture_line(line: &str) -> bool {
 }
 
 /// Drops the lines that are page furniture (counters, control labels, member
-/// statistics, placeholders), and paragraphs left empty by that.
+/// statistics, placeholders, picture credits), and paragraphs left empty by that.
 pub(super) fn drop_furniture_lines(text: String) -> String {
     if !text.lines().any(is_furniture_line) {
         return text;
     }
+    drop_lines(&text, is_furniture_line)
+}
+
+/// Drops the lines `drop` picks, asked in the text's order, and the paragraphs left empty.
+fn drop_lines(text: &str, mut drop: impl FnMut(&str) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     for para in text.split("\n\n") {
         let mut kept = String::new();
-        for line in para.split('\n').filter(|l| !is_furniture_line(l)) {
+        for line in para.split('\n').filter(|l| !drop(l)) {
             if !kept.is_empty() {
                 kept.push('\n');
             }

@@ -87,11 +87,8 @@ pub fn extract_within(
     // only the name that took the most text is doubted, so the others still
     // remove what they name; failing that, every class name and weak tag.
     if count_chars(&text) < 200 {
-        let mut retries = vec![(false, None)];
-        if let Some(name) = page.costliest_class_name() {
-            retries.insert(0, (true, Some(name)));
-        }
-        for (use_class, spared) in retries {
+        let doubted = page.costliest_class_name().map(|name| (true, Some(name)));
+        for (use_class, spared) in doubted.into_iter().chain([(false, None)]) {
             page.mark_boilerplate(use_class, spared);
             page.compute_sizes();
             let retry = page.main_text(&page.blocks(), title.as_deref());
