@@ -18,7 +18,7 @@ pub use keep::{choose_kept, Candidate, Standing};
 
 use crate::canon::CanonText;
 use crate::sign::{
-    part_range, Detector, Full, GreyZone, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
+    Detector, Full, GreyZone, PartCuts, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
@@ -316,12 +316,15 @@ pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZ
     // list is cut by the shingles' top bits so that only a sixteenth of it is held at a time.
     const PART_BITS: u32 = 4;
     let sets: Vec<&[u32]> = sets.collect();
+    let starts: Vec<u32> = (0..1u32 << PART_BITS)
+        .map(|part| part << (32 - PART_BITS))
+        .collect();
+    let cuts = PartCuts::new(&sets, &starts);
     let frequent_in = |part: u32| -> Vec<u32> {
-        let next = (part + 1 < 1 << PART_BITS).then(|| (part + 1) << (32 - PART_BITS));
-        let in_part = |s: &[u32]| part_range(s, part << (32 - PART_BITS), next);
-        let mut all: Vec<u32> = Vec::with_capacity(sets.iter().map(|s| in_part(s).len()).sum());
-        for s in &sets {
-            all.extend_from_slice(&s[in_part(s)]);
+        let in_part = |i: usize| cuts.range(i, part as usize);
+        let mut all: Vec<u32> = Vec::with_capacity((0..sets.len()).map(|i| in_part(i).len()).sum());
+        for (i, s) in sets.iter().enumerate() {
+            all.extend_from_slice(&s[in_part(i)]);
         }
         all.sort_unstable();
         all.chunk_by(|x, y| x == y)

@@ -25,6 +25,8 @@ mod tf;
 mod tfidf;
 mod tfridf;
 
+use rayon::prelude::*;
+
 pub use a12::A12;
 pub use descrwords::DescrWords;
 pub use full::Full;
@@ -477,12 +479,50 @@ pub fn into_set(mut v: Vec<u64>) -> Vec<u64> {
     v
 }
 
-/// Positions in the sorted set `s` of its elements from `start` on, below `end` when one is
-/// given: one part of a set cut by value, for work done a part at a time.
-pub fn part_range<T: Ord + Copy>(s: &[T], start: T, end: Option<T>) -> std::ops::Range<usize> {
-    let first = s.partition_point(|&e| e < start);
-    let last = end.map_or(s.len(), |end| s.partition_point(|&e| e < end));
-    first..last.max(first)
+/// Where each of a list of sorted sets is cut into parts by value, for work done a part at a
+/// time over all of them: part `p` holds the elements from `starts[p]` on, below
+/// `starts[p + 1]` when there is one.
+///
+/// The cuts of a set are all found while its elements are in the cache, on all cores: cutting
+/// each set anew for every part walked the whole list once per part, a cache miss per step of
+/// each search, and that was most of the inverted index's build.
+pub struct PartCuts {
+    /// Per set, `parts + 1` positions: part `p` is `cuts[p]..cuts[p + 1]`.
+    cuts: Vec<u32>,
+    parts: usize,
+}
+
+impl PartCuts {
+    /// The cuts of `sets` (each sorted) by `starts` (increasing).
+    pub fn new<T, S>(sets: &[S], starts: &[T]) -> PartCuts
+    where
+        T: Ord + Copy + Sync,
+        S: AsRef<[T]> + Sync,
+    {
+        let parts = starts.len();
+        let mut cuts = vec![0u32; sets.len() * (parts + 1)];
+        if parts > 0 {
+            cuts.par_chunks_mut(parts + 1)
+                .zip(sets.par_iter())
+                .with_min_len(256)
+                .for_each(|(cut, set)| {
+                    let set = set.as_ref();
+                    let mut from = 0;
+                    for (c, &start) in cut.iter_mut().zip(starts) {
+                        from += set[from..].partition_point(|&e| e < start);
+                        *c = from as u32;
+                    }
+                    cut[parts] = set.len() as u32;
+                });
+        }
+        PartCuts { cuts, parts }
+    }
+
+    /// Positions in set `set` of the elements of part `part`.
+    pub fn range(&self, set: usize, part: usize) -> std::ops::Range<usize> {
+        let at = set * (self.parts + 1) + part;
+        self.cuts[at] as usize..self.cuts[at + 1] as usize
+    }
 }
 
 /// Whether the sorted set `large` is so much larger than `small` that a search in the rest of
@@ -582,14 +622,22 @@ mod tests {
     }
 
     #[test]
-    fn parts_of_a_sorted_set_cover_it_once() {
-        let s = [1u32, 4, 4 << 28, u32::MAX];
-        assert_eq!(part_range(&s, 0, Some(4)), 0..1);
-        assert_eq!(part_range(&s, 4, Some(4 << 28)), 1..2);
-        assert_eq!(part_range(&s, 4 << 28, None), 2..4);
-        assert_eq!(part_range(&s, 5, Some(6)), 2..2);
-        // An empty or reversed range holds nothing.
-        assert_eq!(part_range(&s, 6, Some(5)), 2..2);
+    fn parts_of_sorted_sets_cover_each_once() {
+        let sets: [&[u32]; 3] = [&[1, 4, 4 << 28, u32::MAX], &[], &[0, 5, 6, 7]];
+        let cuts = PartCuts::new(&sets, &[0, 4, 4 << 28]);
+        assert_eq!(cuts.range(0, 0), 0..1);
+        assert_eq!(cuts.range(0, 1), 1..2);
+        assert_eq!(cuts.range(0, 2), 2..4);
+        assert_eq!(cuts.range(1, 0), 0..0);
+        assert_eq!(cuts.range(1, 2), 0..0);
+        assert_eq!(cuts.range(2, 0), 0..1);
+        assert_eq!(cuts.range(2, 1), 1..4);
+        assert_eq!(cuts.range(2, 2), 4..4);
+        // Elements below the first start belong to no part.
+        let cuts = PartCuts::new(&sets, &[5, 7]);
+        assert_eq!(cuts.range(2, 0), 1..3);
+        assert_eq!(cuts.range(2, 1), 3..4);
+        assert_eq!(cuts.range(0, 0), 2..2);
     }
 
     #[test]

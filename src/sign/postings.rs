@@ -5,7 +5,7 @@
 //! detectors because their default candidate search is this count; the dedup engine asks the
 //! detector for candidates and never builds an index itself.
 
-use super::part_range;
+use super::PartCuts;
 use rayon::prelude::*;
 
 /// Parts the index is built in, each sorted on its own: the (element, document) list is held
@@ -52,12 +52,12 @@ impl Postings {
         };
         let mut last = None;
         let starts = part_starts(sigs);
-        for (p, &start) in starts.iter().enumerate() {
-            let next = starts.get(p + 1).copied();
+        let cuts = PartCuts::new(sigs, &starts);
+        for p in 0..starts.len() {
             // (element, document, position in the document's signature)
             let mut entries: Vec<(u64, u32, u32)> = Vec::new();
             for (doc, sig) in sigs.iter().enumerate() {
-                let part = part_range(sig, start, next);
+                let part = cuts.range(doc, p);
                 entries.extend(part.map(|i| (sig[i], doc as u32, i as u32)));
             }
             entries.par_sort_unstable();
