@@ -73,11 +73,39 @@ pub fn detect(text: &str) -> Option<(Lang, f64)> {
         Script::Cyrillic => &*CYRILLIC,
         _ => return whatlang::detect(text).map(|i| (i.lang(), i.confidence())),
     };
-    // whatlang's `LowercaseText` is this very call.
-    let lower = text.to_lowercase();
+    let lower = lowercase(text);
     let alphabet = profiles.alphabets.scores(&lower);
     let trigrams = profiles.scores(&lower);
     combine(&alphabet, &trigrams)
+}
+
+/// `text.to_lowercase()`, which is what whatlang's `LowercaseText` calls, with the runs of
+/// ASCII between other chars lower-cased whole: the standard library does that only for the
+/// ASCII before the first other char, and web text has curly quotes and dashes early on.
+/// Capital sigma is the one char whose lower case depends on its neighbours, so a text with
+/// one is left to the standard library.
+fn lowercase(text: &str) -> String {
+    if text.contains('\u{03A3}') {
+        return text.to_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        let (run, after) = rest.split_at(ascii);
+        let from = out.len();
+        out.push_str(run);
+        out[from..].make_ascii_lowercase();
+        let mut chars = after.chars();
+        if let Some(c) = chars.next() {
+            out.extend(c.to_lowercase());
+        }
+        rest = chars.as_str();
+    }
+    out
 }
 
 /// whatlang's main script of the text. whatlang counts each letter under the first script
@@ -330,8 +358,8 @@ thread_local! {
 
 /// The text's trigrams as whatlang counts them (punctuation as spaces, a space before the
 /// text and after it, no trigram with a space in the middle beside another space), each with
-/// its count.
-fn count_trigrams(lower: &str) -> Vec<(u32, u64)> {
+/// its count above it in one number ([`count_key`]), so that ranking compares numbers.
+fn count_trigrams(lower: &str) -> Vec<u128> {
     if lower.is_empty() {
         return Vec::new();
     }
@@ -340,29 +368,36 @@ fn count_trigrams(lower: &str) -> Vec<(u32, u64)> {
         // is never listed as touched: no branch decides it.
         table.counts[CODED] = 1;
         let mut other: FxHashMap<u64, u32> = FxHashMap::default();
-        let mut count = |c1: char, c2: char, c3: char, k1: u8, k2: u8, k3: u8| {
-            let skipped = c2 == ' ' && (c1 == ' ' || c3 == ' ');
-            if (k1 | k2 | k3) == NO_CODE {
-                if !skipped {
-                    *other.entry(trigram(c1, c2, c3)).or_insert(0) += 1;
-                }
-                return;
-            }
-            let slot = if skipped {
-                CODED
-            } else {
-                (k1 as usize * 27 + k2 as usize) * 27 + k3 as usize
-            };
-            if table.counts[slot] == 0 {
-                table.touched.push(slot as u16);
-            }
-            table.counts[slot] += 1;
-        };
-        let (mut c1, mut c2, mut k1, mut k2) = (' ', ' ', 0u8, 0u8);
         let bytes = lower.as_bytes();
-        let mut at = 0;
-        let mut first = true;
+        // The first char is only `c2`: the text starts after a space.
+        let (mut c1, mut k1) = (' ', 0u8);
+        let (mut c2, mut k2, mut at) = match lower.chars().next() {
+            Some(ch) if ch.is_ascii() => {
+                let k = ASCII_CODES[ch as usize];
+                (if k == 0 { ' ' } else { ch }, k, 1)
+            }
+            Some(ch) => (ch, NO_CODE, ch.len_utf8()),
+            None => return Vec::new(),
+        };
         loop {
+            // The bulk of a Latin text: ASCII bytes with codes after two chars with codes,
+            // counted straight into the table without decoding a char.
+            if (k1 | k2) != NO_CODE {
+                while let Some(&b) = bytes.get(at) {
+                    let k3 = if b < 0x80 {
+                        ASCII_CODES[b as usize]
+                    } else {
+                        NO_CODE
+                    };
+                    if k3 == NO_CODE {
+                        break;
+                    }
+                    at += 1;
+                    table.count(coded_slot(k1, k2, k3));
+                    (k1, k2) = (k2, k3);
+                }
+                (c1, c2) = (decode(k1 as usize), decode(k2 as usize));
+            }
             let (c3, k3) = match bytes.get(at) {
                 Some(&b) if b < 0x80 => {
                     at += 1;
@@ -383,15 +418,17 @@ fn count_trigrams(lower: &str) -> Vec<(u32, u64)> {
                 }
                 None => break,
             };
-            if first {
-                // The first char is only c2: the text starts after a space.
-                (c2, k2, first) = (c3, k3, false);
-                continue;
+            if (k1 | k2 | k3) == NO_CODE {
+                let skipped = c2 == ' ' && (c1 == ' ' || c3 == ' ');
+                if !skipped {
+                    *other.entry(trigram(c1, c2, c3)).or_insert(0) += 1;
+                }
+            } else {
+                table.count(coded_slot(k1, k2, k3));
             }
-            count(c1, c2, c3, k1, k2, k3);
             (c1, c2, k1, k2) = (c2, c3, k2, k3);
         }
-        let mut counted: Vec<(u32, u64)> = Vec::with_capacity(table.touched.len() + other.len());
+        let mut counted: Vec<u128> = Vec::with_capacity(table.touched.len() + other.len());
         for slot in table.touched.drain(..) {
             let slot = slot as usize;
             let chars = (
@@ -399,12 +436,41 @@ fn count_trigrams(lower: &str) -> Vec<(u32, u64)> {
                 decode(slot / 27 % 27),
                 decode(slot % 27),
             );
-            counted.push((table.counts[slot], trigram(chars.0, chars.1, chars.2)));
+            counted.push(count_key(
+                table.counts[slot],
+                trigram(chars.0, chars.1, chars.2),
+            ));
             table.counts[slot] = 0;
         }
-        counted.extend(other.into_iter().map(|(t, n)| (n, t)));
+        counted.extend(other.into_iter().map(|(t, n)| count_key(n, t)));
         counted
     })
+}
+
+/// A trigram and its count as one number that orders as (count, trigram).
+fn count_key(count: u32, trigram: u64) -> u128 {
+    u128::from(count) << 64 | u128::from(trigram)
+}
+
+/// The table slot of a trigram of three coded chars: [`CODED`] for one whatlang skips (a
+/// space in the middle beside another space).
+#[inline(always)]
+fn coded_slot(k1: u8, k2: u8, k3: u8) -> usize {
+    if k2 == 0 && (k1 == 0 || k3 == 0) {
+        CODED
+    } else {
+        (k1 as usize * 27 + k2 as usize) * 27 + k3 as usize
+    }
+}
+
+impl TrigramTable {
+    #[inline(always)]
+    fn count(&mut self, slot: usize) {
+        if self.counts[slot] == 0 {
+            self.touched.push(slot as u16);
+        }
+        self.counts[slot] += 1;
+    }
 }
 
 impl Profiles {
@@ -435,7 +501,7 @@ impl Profiles {
         // Ranked by count, then by trigram, both descending, as whatlang ranks them; no two
         // are equal, so only the first 600 need sorting.
         let mut ranked = count_trigrams(lower);
-        let descending = |a: &(u32, u64), b: &(u32, u64)| b.cmp(a);
+        let descending = |a: &u128, b: &u128| b.cmp(a);
         if ranked.len() > TEXT_TRIGRAMS {
             ranked.select_nth_unstable_by(TEXT_TRIGRAMS - 1, descending);
             ranked.truncate(TEXT_TRIGRAMS);
@@ -446,8 +512,8 @@ impl Profiles {
         // MAX for a trigram the text lacks: the full-miss total less what each match saves.
         // A match ranked far down the text "saves" less than nothing: its distance can pass MAX.
         let mut saved = vec![0i64; self.langs.len()];
-        for (rank, (_, t)) in ranked.iter().enumerate() {
-            if let Some(entries) = self.index.get(t) {
+        for (rank, &key) in ranked.iter().enumerate() {
+            if let Some(entries) = self.index.get(&(key as u64)) {
                 for &(l, profile_rank) in entries {
                     let off = (rank as i64 - profile_rank as i64).abs();
                     saved[l as usize] += MAX_TRIGRAM_DISTANCE as i64 - off;
@@ -531,6 +597,42 @@ fn confidence(highest: f64, second: f64, count: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lowercase_is_the_standard_librarys() {
+        let mut state = 5u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        // ASCII runs between curly quotes, accented and Cyrillic capitals, chars whose lower
+        // case is longer (İ), and the contextual sigma.
+        let pieces = [
+            "The ",
+            "Dog",
+            " SAYS ",
+            "\u{201C}",
+            "\u{201D}",
+            "\u{00C9}t\u{00C9}",
+            "\u{0416}\u{0401}",
+            "\u{0130}",
+            "\u{03A3}",
+            "\u{039F}\u{03A3}",
+            " ",
+            "x",
+            "\u{2014}",
+            "ABC123",
+        ];
+        for _ in 0..2000 {
+            let text: String = (0..next(12))
+                .map(|_| pieces[next(pieces.len() as u64) as usize])
+                .collect();
+            assert_eq!(lowercase(&text), text.to_lowercase(), "{text:?}");
+        }
+        assert_eq!(lowercase(""), "");
+    }
+
     use super::*;
 
     #[test]
