@@ -113,11 +113,24 @@ pub fn looks_binary(text: &str) -> bool {
             .unwrap_or(bytes.len());
         &bytes[..cut]
     };
-    let chars = head.iter().filter(|&&b| b & 0xc0 != 0x80).count();
-    let controls = head
-        .iter()
-        .filter(|&&b| (b < b' ' && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f)
-        .count();
+    // One pass, a block of 64 bytes at a time into byte-sized counters, every test a
+    // comparison without a branch: the form the compiler turns into vector operations (the
+    // two filtered counts before it were 16 instructions a byte).
+    let (mut chars, mut controls) = (0usize, 0usize);
+    for block in head.chunks(64) {
+        let (mut starts, mut odd) = (0u8, 0u8);
+        for &b in block {
+            starts += u8::from(b & 0xc0 != 0x80);
+            let control = (b < b' ')
+                & (b != b'\t')
+                & (b != b'\n')
+                & (b != b'\r')
+                & (b != 0x0c);
+            odd += u8::from(control | (b == 0x7f));
+        }
+        chars += usize::from(starts);
+        controls += usize::from(odd);
+    }
     let replacement = "\u{fffd}".as_bytes();
     let replacements = if head.contains(&replacement[0]) {
         head.windows(3).filter(|w| *w == replacement).count()
