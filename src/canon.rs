@@ -497,11 +497,31 @@ pub fn count_words(text: &str) -> usize {
     // ASCII bytes decided without decoding (the fast path of `canonicalize_into`) and by a
     // table, the rest of a run of them eight at a time: decoding every char was 2 % of a
     // build's CPU.
+    const BLOCK: usize = 64;
     let bytes = text.as_bytes();
     let mut n = 0;
     let mut in_word = false;
     let mut i = 0;
     while i < bytes.len() {
+        // A block of ASCII bytes: word starts counted with comparisons and no branch a byte,
+        // which the compiler turns into vector operations.
+        if let Some(block) = bytes.get(i..i + BLOCK).filter(|b| b.is_ascii()) {
+            let mut word = [0u8; BLOCK + 1];
+            word[0] = u8::from(in_word);
+            for (w, &b) in word[1..].iter_mut().zip(block) {
+                let folded = b | 0x20;
+                *w = u8::from((folded >= b'a') & (folded <= b'z') | (b >= b'0') & (b <= b'9'));
+            }
+            // A byte of 1 after a byte of 0 starts a word (`!prev` keeps bit 0 only after 0).
+            let starts = word[1..]
+                .iter()
+                .zip(&word[..BLOCK])
+                .fold(0u8, |sum, (&w, &prev)| sum + (w & !prev));
+            n += usize::from(starts);
+            in_word = word[BLOCK] == 1;
+            i += BLOCK;
+            continue;
+        }
         let b = bytes[i];
         let w = if b < 0x80 {
             i += 1;
@@ -557,6 +577,23 @@ mod tests {
                 let t = format!("{c}{}{c}x{c}", &"Abcdefgh12345678Z"[..len]);
                 assert_eq!(count_words(&t), by_chars(&t), "{t:?}");
             }
+        }
+        // Blocks of 64 ASCII bytes are counted by comparisons: every ASCII char, words across
+        // the blocks' edges, and blocks beside chars beyond ASCII.
+        let mut pieces: Vec<String> = (0..128u8).map(|b| char::from(b).to_string()).collect();
+        pieces.extend(["word", "Abcdefghij", "é", "Ёж", "e\u{301}", "日", " "].map(String::from));
+        let mut state = 3u64;
+        let mut next = |below: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % below
+        };
+        for _ in 0..3000 {
+            let t: String = (0..next(200))
+                .map(|_| pieces[next(pieces.len())].as_str())
+                .collect();
+            assert_eq!(count_words(&t), by_chars(&t), "{t:?}");
         }
     }
 

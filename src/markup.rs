@@ -121,11 +121,7 @@ pub fn looks_binary(text: &str) -> bool {
         let (mut starts, mut odd) = (0u8, 0u8);
         for &b in block {
             starts += u8::from(b & 0xc0 != 0x80);
-            let control = (b < b' ')
-                & (b != b'\t')
-                & (b != b'\n')
-                & (b != b'\r')
-                & (b != 0x0c);
+            let control = (b < b' ') & (b != b'\t') & (b != b'\n') & (b != b'\r') & (b != 0x0c);
             odd += u8::from(control | (b == 0x7f));
         }
         chars += usize::from(starts);
