@@ -510,7 +510,8 @@ pub fn count_words(text: &str) -> usize {
             word[0] = u8::from(in_word);
             for (w, &b) in word[1..].iter_mut().zip(block) {
                 let folded = b | 0x20;
-                *w = u8::from((folded >= b'a') & (folded <= b'z') | (b >= b'0') & (b <= b'9'));
+                // A byte below a range wraps round to a large number: one comparison a range.
+                *w = u8::from((folded.wrapping_sub(b'a') < 26) | (b.wrapping_sub(b'0') < 10));
             }
             // A byte of 1 after a byte of 0 starts a word (`!prev` keeps bit 0 only after 0).
             let starts = word[1..]
