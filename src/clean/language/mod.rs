@@ -597,6 +597,8 @@ fn confidence(highest: f64, second: f64, count: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn lowercase_is_the_standard_librarys() {
         let mut state = 5u64;
@@ -632,8 +634,6 @@ mod tests {
         }
         assert_eq!(lowercase(""), "");
     }
-
-    use super::*;
 
     #[test]
     fn detects_russian_and_english() {
