@@ -501,20 +501,18 @@ impl PartCuts {
     {
         let parts = starts.len();
         let mut cuts = vec![0u32; sets.len() * (parts + 1)];
-        if parts > 0 {
-            cuts.par_chunks_mut(parts + 1)
-                .zip(sets.par_iter())
-                .with_min_len(256)
-                .for_each(|(cut, set)| {
-                    let set = set.as_ref();
-                    let mut from = 0;
-                    for (c, &start) in cut.iter_mut().zip(starts) {
-                        from += set[from..].partition_point(|&e| e < start);
-                        *c = from as u32;
-                    }
-                    cut[parts] = set.len() as u32;
-                });
-        }
+        cuts.par_chunks_mut(parts + 1)
+            .zip(sets.par_iter())
+            .with_min_len(256)
+            .for_each(|(cut, set)| {
+                let set = set.as_ref();
+                let mut from = 0;
+                for (c, &start) in cut.iter_mut().zip(starts) {
+                    from += set[from..].partition_point(|&e| e < start);
+                    *c = from as u32;
+                }
+                cut[parts] = set.len() as u32;
+            });
         PartCuts { cuts, parts }
     }
 

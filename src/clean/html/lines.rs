@@ -172,7 +172,7 @@ pub(super) fn is_byline(line: &str) -> bool {
     let by_name = match lower.strip_prefix("by") {
         Some("") => true,
         Some(rest) if rest.starts_with(' ') => {
-            let words: Vec<&str> = line[2..].split_whitespace().collect();
+            let words: Vec<&str> = line.get(2..).unwrap_or("").split_whitespace().collect();
             !words.is_empty()
                 && words.len() <= MAX_NAME_WORDS
                 && words.iter().all(|w| w.starts_with(char::is_uppercase))
