@@ -204,6 +204,7 @@ impl Page<'_> {
                 prose[b.owner as usize] = true;
             }
         }
+        let flow_list = self.lists_in_flow(best, blocks, &prose);
         for i in (best + 1..hi as usize).rev() {
             if prose[i] {
                 prose[self.nodes[i].parent as usize] = true;
@@ -214,6 +215,7 @@ impl Page<'_> {
             let n = &self.nodes[i];
             if n.kind != Kind::Text
                 && !prose[i]
+                && !flow_list[i]
                 && score[i] < PRUNE_SCORE
                 && n.link_chars as f32 > density_limit * n.chars as f32
             {
@@ -311,6 +313,50 @@ impl Page<'_> {
             prev = Some(b.kind);
         }
         out
+    }
+
+    /// The lists inside the container that belong to the text's flow, which pruning keeps
+    /// even when they are all links (steps, further reading): a list between two prose
+    /// paragraphs of the same element, or right after a paragraph that announces it with a
+    /// colon. `prose` marks the blocks' owners that are prose.
+    fn lists_in_flow(&self, best: usize, blocks: &[Block], prose: &[bool]) -> Vec<bool> {
+        let end = self.nodes[best].end as usize;
+        let mut in_flow = vec![false; self.nodes.len()];
+        // The first and the last prose paragraph each element holds as a child.
+        let mut prose_span = vec![(usize::MAX, 0); self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate().take(end).skip(best + 1) {
+            if prose[i] && n.kind == Kind::Para {
+                let span = &mut prose_span[n.parent as usize];
+                span.0 = span.0.min(i);
+                span.1 = i;
+            }
+        }
+        for (i, n) in self.nodes.iter().enumerate().take(end).skip(best + 1) {
+            let (first, last) = prose_span[n.parent as usize];
+            in_flow[i] = n.kind == Kind::List && first < i && i < last;
+        }
+        for b in blocks {
+            let o = b.owner as usize;
+            if b.kind != BlockKind::Para
+                || o <= best
+                || o >= end
+                || !b.text.trim_end().ends_with(':')
+            {
+                continue;
+            }
+            let parent_end = self.nodes[self.nodes[o].parent as usize].end as usize;
+            let mut next = self.nodes[o].end as usize;
+            while next < parent_end
+                && self.nodes[next].kind == Kind::Text
+                && self.nodes[next].chars == 0
+            {
+                next = self.nodes[next].end as usize;
+            }
+            if next < parent_end && self.nodes[next].kind == Kind::List {
+                in_flow[next] = true;
+            }
+        }
+        in_flow
     }
 
     /// Readability's sibling step: a paragraph of the article that sits

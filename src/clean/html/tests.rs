@@ -683,3 +683,28 @@ fn heading_anchor_ids_are_not_class_names() {
     );
     assert!(!text.contains("Popular now"), "{text}");
 }
+
+#[test]
+fn link_lists_in_the_texts_flow_are_kept_and_trailing_ones_pruned() {
+    let links = |what: &str| -> String {
+        (1..=6)
+            .map(|i| format!("<li><a href='/{what}/{i}'>{what} number {i}</a></li>"))
+            .collect()
+    };
+    let html = article(&format!(
+        "<p>First. {PARA} {PARA}</p><ul>{}</ul><p>Second. {PARA} {PARA}</p>\
+         <p>Before you start, read these guides:</p>\n  <ul>{}</ul>\
+         <p>Third. {PARA} {PARA}</p><ul>{}</ul>",
+        links("Step"),
+        links("Guide"),
+        links("Elsewhere"),
+    ));
+    let e = extract(&html, None);
+    assert!(
+        e.text.contains("Step number 1\nStep number 2"),
+        "{}",
+        e.text
+    );
+    assert!(e.text.contains("Guide number 6"), "{}", e.text);
+    assert!(!e.text.contains("Elsewhere"), "{}", e.text);
+}
