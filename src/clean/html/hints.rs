@@ -123,6 +123,9 @@ const POS_WORDS: &[&str] = &[
     "topic",
     "message",
     "richtext",
+    // Page builders wrap each of the text's headings in a widget of its own
+    // ("elementor-widget-heading"), beside the widgets holding its paragraphs.
+    "heading",
 ];
 
 /// Scores one class name or id. Compound names are judged by their last

@@ -225,6 +225,23 @@ fn layout_names_inside_content_are_sections_not_boilerplate() {
 }
 
 #[test]
+fn page_builders_heading_widgets_are_the_texts_headings() {
+    let widget = |kind: &str, inner: &str| {
+        format!("<div class='elementor-widget elementor-widget-{kind}'><div>{inner}</div></div>")
+    };
+    let html = format!(
+        "<html><body><div class='elementor-section'>{}{}{}{}</div></body></html>",
+        widget("heading", "<h2>Pro: interesting problems</h2>"),
+        widget("text-editor", &format!("<p>{PARA}</p>")),
+        widget("heading", "<h2>Con: long hours</h2>"),
+        widget("text-editor", &format!("<p>Second. {PARA}</p>")),
+    );
+    let e = extract(&html, None);
+    assert!(e.text.contains("Pro: interesting problems"), "{}", e.text);
+    assert!(e.text.contains("Con: long hours"), "{}", e.text);
+}
+
+#[test]
 fn quotes_of_earlier_posts_keep_only_the_reply() {
     let first = "The first post says something long enough to be quoted later on.";
     let html = format!(
@@ -249,6 +266,7 @@ fn class_names_judged_by_their_last_known_word() {
     assert_eq!(name_hint("post-footer"), HINT_HARD);
     assert_eq!(name_hint("widget-theme-post-content"), HINT_CONTENT);
     assert_eq!(name_hint("ck-widget"), HINT_LAYOUT);
+    assert_eq!(name_hint("elementor-widget-heading"), HINT_CONTENT);
     assert_eq!(name_hint("cookie-banner"), HINT_HARD);
     assert_eq!(name_hint("author-box"), HINT_WEAK);
     assert_eq!(name_hint("comment-list"), HINT_COMMENTS);
