@@ -52,7 +52,6 @@ const NEG_WORDS: &[&str] = &[
     "promo",
     "popup",
     "dialog",
-    "drawer",
     "offcanvas",
     "flyout",
     "overlay",

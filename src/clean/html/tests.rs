@@ -267,6 +267,9 @@ fn class_names_judged_by_their_last_known_word() {
     assert_eq!(name_hint("widget-theme-post-content"), HINT_CONTENT);
     assert_eq!(name_hint("ck-widget"), HINT_LAYOUT);
     assert_eq!(name_hint("elementor-widget-heading"), HINT_CONTENT);
+    // A drawer is any panel that opens: the text's collapsible sections as often as a menu.
+    assert_eq!(name_hint("drawer"), 0);
+    assert_eq!(name_hint("nav-drawer"), HINT_HARD);
     assert_eq!(name_hint("cookie-banner"), HINT_HARD);
     assert_eq!(name_hint("author-box"), HINT_WEAK);
     assert_eq!(name_hint("comment-list"), HINT_COMMENTS);
