@@ -164,7 +164,10 @@ pub(super) fn name_hint(name: &str) -> i8 {
         // around the part and more (or beside it, or without it), neither the part nor the
         // content alone.
         owning |= matches!(prev, "has" | "with" | "no" | "without");
-        if owning && is_part_word(w) {
+        // "map-and-related": a wrapper of the part and something else; "nav-and-search" is
+        // still the part it names first.
+        let beside = prev == "and" && last_neg.is_none_or(|n| n + 2 != i);
+        if (owning || beside) && is_part_word(w) {
             return 0;
         }
         prev = w;

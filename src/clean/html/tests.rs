@@ -284,10 +284,14 @@ fn names_of_layouts_with_a_part_are_not_the_part() {
         "gdi-single-blog-post-with-sidebar",
         "anchorWithStickyNavbar_LWe7",
         "no-footer",
+        "map-and-related",
+        "content-and-sidebar",
     ] {
         assert_eq!(name_hint(wrapper), 0, "{wrapper}");
     }
     assert_eq!(name_hint("sidebar-left"), HINT_HARD);
+    assert_eq!(name_hint("nav-and-search"), HINT_HARD);
+    assert_eq!(name_hint("header-and-nav"), HINT_HARD);
     assert_eq!(name_hint("with-border"), 0);
 }
 
