@@ -204,7 +204,7 @@ impl Page<'_> {
                 prose[b.owner as usize] = true;
             }
         }
-        let flow_list = self.lists_in_flow(best, blocks, &prose);
+        let in_flow = self.in_text_flow(best, blocks, &prose);
         for i in (best + 1..hi as usize).rev() {
             if prose[i] {
                 prose[self.nodes[i].parent as usize] = true;
@@ -213,9 +213,11 @@ impl Page<'_> {
         let mut i = best + 1;
         while i < hi as usize {
             let n = &self.nodes[i];
-            if n.kind != Kind::Text
+            // Kept whole: a table's rows of links are its data, not a menu.
+            if in_flow[i] {
+                i = n.end as usize;
+            } else if n.kind != Kind::Text
                 && !prose[i]
-                && !flow_list[i]
                 && score[i] < PRUNE_SCORE
                 && n.link_chars as f32 > density_limit * n.chars as f32
             {
@@ -315,11 +317,12 @@ impl Page<'_> {
         out
     }
 
-    /// The lists inside the container that belong to the text's flow, which pruning keeps
-    /// even when they are all links (steps, further reading): a list between two prose
-    /// paragraphs of the same element, or right after a paragraph that announces it with a
-    /// colon. `prose` marks the blocks' owners that are prose.
-    fn lists_in_flow(&self, best: usize, blocks: &[Block], prose: &[bool]) -> Vec<bool> {
+    /// The lists and tables inside the container that belong to the text's flow, which
+    /// pruning keeps even when they are mostly links (steps, further reading, a comparison
+    /// whose first column links to the products): one between two prose paragraphs of the
+    /// same element, or right after a paragraph that announces it with a colon. `prose` marks
+    /// the blocks' owners that are prose.
+    fn in_text_flow(&self, best: usize, blocks: &[Block], prose: &[bool]) -> Vec<bool> {
         let end = self.nodes[best].end as usize;
         let mut in_flow = vec![false; self.nodes.len()];
         // The first and the last prose paragraph each element holds as a child.
@@ -333,7 +336,7 @@ impl Page<'_> {
         }
         for (i, n) in self.nodes.iter().enumerate().take(end).skip(best + 1) {
             let (first, last) = prose_span[n.parent as usize];
-            in_flow[i] = n.kind == Kind::List && first < i && i < last;
+            in_flow[i] = matches!(n.kind, Kind::List | Kind::Table) && first < i && i < last;
         }
         for b in blocks {
             let o = b.owner as usize;
@@ -352,7 +355,7 @@ impl Page<'_> {
             {
                 next = self.nodes[next].end as usize;
             }
-            if next < parent_end && self.nodes[next].kind == Kind::List {
+            if next < parent_end && matches!(self.nodes[next].kind, Kind::List | Kind::Table) {
                 in_flow[next] = true;
             }
         }

@@ -13,7 +13,8 @@
 //! page's text is spread over many small sections (landing and product pages)
 //! and when the winner is one of a run of same-markup siblings (forum posts,
 //! cards). Inside the container, link-heavy subtrees are pruned, unless they
-//! are lists set in the text's flow (between its paragraphs, or announced by one).
+//! are lists or tables set in the text's flow (between its paragraphs, or
+//! announced by one).
 //!
 //! Works on the DOM only: no per-site rules, no network, no global state.
 //!

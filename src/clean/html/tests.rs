@@ -710,7 +710,7 @@ fn heading_anchor_ids_are_not_class_names() {
 }
 
 #[test]
-fn link_lists_in_the_texts_flow_are_kept_and_trailing_ones_pruned() {
+fn link_lists_and_tables_in_the_texts_flow_are_kept_and_trailing_ones_pruned() {
     let links = |what: &str| -> String {
         (1..=6)
             .map(|i| format!("<li><a href='/{what}/{i}'>{what} number {i}</a></li>"))
@@ -724,7 +724,29 @@ fn link_lists_in_the_texts_flow_are_kept_and_trailing_ones_pruned() {
         links("Guide"),
         links("Elsewhere"),
     ));
+    let rows: String = (1..=6)
+        .map(|i| {
+            format!(
+                "<tr><td><a href='/w/{i}'>Garmin Forerunner model {i}</a></td>\
+                 <td>${i}00</td><td>2{i} hours</td><td>AMOLED</td></tr>"
+            )
+        })
+        .collect();
+    let html = html.replace(
+        "<p>Third.",
+        &format!("<table>{rows}</table><p>Fourth. {PARA} {PARA}</p><p>Third."),
+    );
     let e = extract(&html, None);
+    assert!(
+        e.text.contains("Garmin Forerunner model 1\n$100"),
+        "{}",
+        e.text
+    );
+    assert!(
+        e.text.contains("Garmin Forerunner model 6\n$600"),
+        "{}",
+        e.text
+    );
     assert!(
         e.text.contains("Step number 1\nStep number 2"),
         "{}",
