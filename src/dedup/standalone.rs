@@ -68,12 +68,38 @@ const CHUNK_BYTES: usize = 8 << 20;
 fn read_chunks(
     input: &Path,
     keep: &(dyn Fn(usize) -> bool + Sync),
-    mut f: impl FnMut(Vec<(usize, String, String)>) -> Result<()>,
+    f: impl FnMut(Vec<(usize, String, String)>) -> Result<()>,
+) -> Result<()> {
+    read_mapped(
+        input,
+        keep,
+        &|| (),
+        &|_, index, id, text| (index, id, text.to_string()),
+        f,
+    )
+}
+
+/// [`read_chunks`], with each document turned into what the caller keeps of it by `map` (given
+/// its index, id and text, and a state of the worker's own from `init`), in the same task that
+/// parsed it: a text is parsed, used and dropped on one core, with no wait between parsing a
+/// chunk and using it (both cores sat idle a seventh of the time signing the 80k corpus).
+fn read_mapped<S, T: Send>(
+    input: &Path,
+    keep: &(dyn Fn(usize) -> bool + Sync),
+    init: &(dyn Fn() -> S + Sync),
+    map: &(dyn Fn(&mut S, usize, String, &str) -> T + Sync),
+    mut f: impl FnMut(Vec<T>) -> Result<()>,
 ) -> Result<()> {
     if input.is_dir() {
         let files = list_files(input, &[".txt"], &mut |w| eprintln!("warning: {w}"))?;
         let mut chunk = Vec::new();
         let mut bytes = 0;
+        let mut flush = |chunk: Vec<(usize, String, String)>| {
+            f(chunk
+                .into_par_iter()
+                .map_init(init, |s, (index, id, text)| map(s, index, id, &text))
+                .collect())
+        };
         for (i, file) in files.iter().enumerate().filter(|(i, _)| keep(*i)) {
             let (text, raw) = read_text_file(file, &mut |w| eprintln!("warning: {w}"))?;
             let id = file
@@ -84,11 +110,11 @@ fn read_chunks(
             bytes += raw as usize;
             chunk.push((i, id, text));
             if bytes >= CHUNK_BYTES {
-                f(std::mem::take(&mut chunk))?;
+                flush(std::mem::take(&mut chunk))?;
                 bytes = 0;
             }
         }
-        return f(chunk);
+        return flush(chunk);
     }
     if !input.is_file() {
         return Err(bad_input(format!(
@@ -97,14 +123,14 @@ fn read_chunks(
         )));
     }
     let flush = |lines: Vec<(usize, usize, String)>| -> Result<()> {
-        let parsed: Vec<Result<(usize, String, String)>> = lines
+        let mapped: Vec<Result<T>> = lines
             .par_iter()
-            .map(|(index, line_no, line)| {
+            .map_init(init, |s, (index, line_no, line)| {
                 let d = parse_json_line(input, *line_no, line)?;
-                Ok((*index, d.id.into_string(), d.text.into_owned()))
+                Ok(map(s, *index, d.id.into_string(), &d.text))
             })
             .collect();
-        f(parsed.into_iter().collect::<Result<_>>()?)
+        f(mapped.into_iter().collect::<Result<_>>()?)
     };
     // The file is read on a thread of its own, a chunk ahead of the workers that parse and
     // sign the chunk before it.
@@ -175,24 +201,6 @@ pub fn gather_stats(
     Ok(stats)
 }
 
-/// Signs every document of `chunk` in parallel.
-fn sign_chunk(
-    chunk: &[(usize, String, String)],
-    stop: &StopWords,
-    detector: &dyn Detector,
-) -> Vec<Vec<u64>> {
-    chunk
-        .par_iter()
-        .map_init(
-            || (Canonicalizer::new(stop), CanonText::default()),
-            |(c, buf), (_, _, text)| {
-                c.canonicalize_into(text, buf);
-                detector.sign_doc(text, buf)
-            },
-        )
-        .collect()
-}
-
 /// Runs the engine over the input.
 pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let mut detector = build_detector(&opts.settings).map_err(bad_input)?;
@@ -208,22 +216,30 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let mut sigs: Vec<Vec<u64>> = Vec::new();
     let mut summary = DedupSummary::default();
     let mut seen: FxHashSet<String> = FxHashSet::default();
-    read_chunks(&opts.input, &|_| true, |chunk| {
-        let chunk_sigs = sign_chunk(&chunk, &stop, detector.as_ref());
-        for ((_, id, text), sig) in chunk.into_iter().zip(chunk_sigs) {
-            if !seen.insert(id.clone()) {
-                return Err(bad_input(format!(
-                    "{}: id `{id}` appears twice",
-                    opts.input.display()
-                )));
+    read_mapped(
+        &opts.input,
+        &|_| true,
+        &|| (Canonicalizer::new(&stop), CanonText::default()),
+        &|(c, buf), _, id, text| {
+            c.canonicalize_into(text, buf);
+            (id, text.len(), detector.sign_doc(text, buf))
+        },
+        |chunk| {
+            for (id, bytes, sig) in chunk {
+                if !seen.insert(id.clone()) {
+                    return Err(bad_input(format!(
+                        "{}: id `{id}` appears twice",
+                        opts.input.display()
+                    )));
+                }
+                summary.bytes += bytes as u64;
+                summary.signature_elements += sig.len();
+                ids.push(id);
+                sigs.push(sig);
             }
-            summary.bytes += text.len() as u64;
-            summary.signature_elements += sig.len();
-            ids.push(id);
-            sigs.push(sig);
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     summary.documents = ids.len();
     let detector = detector.as_ref();
     let engine = Engine {
@@ -243,17 +259,13 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
         // chunk handed on as it is read.
         &mut |need, sink| {
             let wanted = |i: usize| need.binary_search(&(i as u32)).is_ok();
-            read_chunks(&opts.input, &wanted, |chunk| {
-                sink(
-                    chunk
-                        .par_iter()
-                        .map_init(
-                            || Canonicalizer::new(&stop),
-                            |c, (i, _, text)| (*i as u32, c.canonicalize(text)),
-                        )
-                        .collect(),
-                )
-            })
+            read_mapped(
+                &opts.input,
+                &wanted,
+                &|| Canonicalizer::new(&stop),
+                &|c, i, _, text| (i as u32, c.canonicalize(text)),
+                &mut *sink,
+            )
         },
     )?;
     summary.candidate_pairs = found.candidates;
