@@ -7,7 +7,7 @@
 //! one stage (a change to one stage shows here before it shows end to end).
 
 use collect::canon::{CanonText, Canonicalizer, StopWords};
-use collect::sign::{for_each_shingle_crc, Detector, ModM};
+use collect::sign::{for_each_shingle_crc, Detector, ModM, ShingleSeq};
 use std::time::Instant;
 
 fn main() {
@@ -45,7 +45,7 @@ fn main() {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
-    let (mut tc, mut tr, mut ts) = (vec![], vec![], vec![]);
+    let (mut tc, mut tr, mut ts, mut tq) = (vec![], vec![], vec![], vec![]);
     let mut sink = 0u64;
     for _ in 0..runs {
         let mut c = Canonicalizer::new(stop);
@@ -66,12 +66,18 @@ fn main() {
             sink += det.sign(x).len() as u64;
         }
         ts.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for x in &canons {
+            sink += ShingleSeq::new(x, 4).set().len() as u64;
+        }
+        tq.push(t.elapsed().as_secs_f64());
     }
     println!(
-        "{mb:.1} MB of text, one core: canonical form {:.3} s ({:.0} MB/s), shingle crc {:.3} s, sign {:.3} s  [{sink}]",
+        "{mb:.1} MB of text, one core: canonical form {:.3} s ({:.0} MB/s), shingle crc {:.3} s, sign {:.3} s, shingle sequences (verification) {:.3} s  [{sink}]",
         med(tc.clone()),
         mb / med(tc),
         med(tr),
-        med(ts)
+        med(ts),
+        med(tq)
     );
 }

@@ -9,7 +9,7 @@ use super::PartCuts;
 use rayon::prelude::*;
 
 /// Parts the index is built in, each sorted on its own: the (element, document) list is held
-/// a part at a time, not whole.
+/// a part at a time (two while one is numbered and the next gathered), not whole.
 const BUILD_PARTS: usize = 16;
 
 /// Query documents whose pairs are counted and handed on together: small enough that a
@@ -53,23 +53,40 @@ impl Postings {
         let mut last = None;
         let starts = part_starts(sigs);
         let cuts = PartCuts::new(sigs, &starts);
-        for p in 0..starts.len() {
-            // (element, document, position in the document's signature)
-            let mut entries: Vec<(u64, u32, u32)> = Vec::new();
+        // (element, document, position in the document's signature) of part `p`.
+        let gather = |p: usize| -> Vec<(u64, u32, u32)> {
+            let mut entries = Vec::new();
             for (doc, sig) in sigs.iter().enumerate() {
                 let part = cuts.range(doc, p);
                 entries.extend(part.map(|i| (sig[i], doc as u32, i as u32)));
             }
+            entries
+        };
+        // Numbering a part's keys is one pass in order, so the next part is gathered on the
+        // other core meanwhile (both steps were serial, the index's build half idle).
+        let mut next = gather(0);
+        for p in 0..starts.len() {
+            let mut entries = std::mem::take(&mut next);
             entries.par_sort_unstable();
-            for (e, doc, i) in entries {
-                if last != Some(e) {
-                    postings.offsets.push(postings.docs.len() as u32);
-                    last = Some(e);
+            let postings = &mut postings;
+            let last = &mut last;
+            let number = move || {
+                for (e, doc, i) in entries {
+                    if *last != Some(e) {
+                        postings.offsets.push(postings.docs.len() as u32);
+                        *last = Some(e);
+                    }
+                    let key = postings.offsets.len() as u32 - 1;
+                    postings.doc_keys[(postings.doc_offsets[doc as usize] + i) as usize] = key;
+                    postings.docs.push(doc);
                 }
-                let key = postings.offsets.len() as u32 - 1;
-                postings.doc_keys[(postings.doc_offsets[doc as usize] + i) as usize] = key;
-                postings.docs.push(doc);
-            }
+            };
+            let following = p + 1 < starts.len();
+            next = rayon::join(
+                number,
+                || if following { gather(p + 1) } else { Vec::new() },
+            )
+            .1;
         }
         postings.offsets.push(postings.docs.len() as u32);
         postings.offsets.shrink_to_fit();
