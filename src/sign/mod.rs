@@ -530,16 +530,27 @@ pub(crate) fn far_apart<T>(small: &[T], large: &[T]) -> bool {
 }
 
 /// Calls `found(i, j)` for each element `small[i]` that the sorted set `large` holds, at
-/// `large[j]`, in order: each searched for in what is left of `large` after the last one.
+/// `large[j]`, in order: each searched for in what is left of `large` after the last one,
+/// galloping from there (1, 2, 4, … ahead) before the binary search, so that a search costs
+/// the log of the gap to the next element, not of all that is left, and reads near the last
+/// one. (A binary search over all that was left was half the time of verifying the 80k dev
+/// corpus's pairs, most of it waiting on far reads.)
 pub(crate) fn search_each<T: Ord>(small: &[T], large: &[T], mut found: impl FnMut(usize, usize)) {
     let mut from = 0;
     for (i, x) in small.iter().enumerate() {
-        match large[from..].binary_search(x) {
+        let rest = &large[from..];
+        let mut end = 1;
+        while end < rest.len() && rest[end - 1] < *x {
+            end *= 2;
+        }
+        // Everything before `end / 2` is below `x`; `rest[end - 1]`, if there, is not.
+        let skipped = end / 2;
+        match rest[skipped..end.min(rest.len())].binary_search(x) {
             Ok(at) => {
-                found(i, from + at);
-                from += at + 1;
+                found(i, from + skipped + at);
+                from += skipped + at + 1;
             }
-            Err(at) => from += at,
+            Err(at) => from += skipped + at,
         }
     }
 }
@@ -651,6 +662,38 @@ mod tests {
         assert_eq!(intersection_size(&small, &large), naive);
         assert_eq!(intersection_size(&large, &small), naive);
         assert_eq!(intersection_size(&large, &large), 1000);
+    }
+
+    #[test]
+    fn each_search_finds_what_a_lookup_finds_at_every_gap() {
+        let mut state = 11u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        for round in 0..3000 {
+            // Gaps from none to past the end of `large`, so the gallop stops on an element,
+            // between two and at the end, from every place it can start.
+            let range = 1 + next(5000);
+            let (na, nb) = (next(40), next(700));
+            let mut set = |n: u64| {
+                let mut v: Vec<u64> = (0..n).map(|_| next(range)).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let (small, large) = (set(na), set(nb));
+            let mut got = Vec::new();
+            search_each(&small, &large, |i, j| got.push((i, j)));
+            let want: Vec<(usize, usize)> = small
+                .iter()
+                .enumerate()
+                .filter_map(|(i, x)| large.binary_search(x).ok().map(|j| (i, j)))
+                .collect();
+            assert_eq!(got, want, "round {round}: {small:?} in {large:?}");
+        }
     }
 
     #[test]
