@@ -5,7 +5,10 @@
 use super::{Engine, Pair, Wanted};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::error::bad_input;
-use crate::readers::local::{for_each_jsonl_line, list_files, parse_json_line, read_text_file};
+use crate::readers::local::{
+    for_each_jsonl_line_placed, list_files, parse_json_line, read_jsonl_line_at, read_text_file,
+    LinePlace,
+};
 use crate::sign::{build_detector, DedupSettings, Detector, Verdict};
 use anyhow::Result;
 use rayon::prelude::*;
@@ -63,15 +66,28 @@ pub struct DedupResult {
 /// that texts never pile up in memory (only signatures are kept).
 const CHUNK_BYTES: usize = 8 << 20;
 
+/// Where the lines of a JSONL input are, from one read of it to the next.
+enum Places<'a> {
+    /// Not kept.
+    Unrecorded,
+    /// Recorded by this read: a place per document, by index.
+    Record(&'a mut Vec<LinePlace>),
+    /// Recorded by an earlier read of the file: the lines wanted are read alone, the others
+    /// not at all (the second pass of the 80k dev corpus wants 23,000 lines of 80,000).
+    Known(&'a [LinePlace]),
+}
+
 /// Reads the input, calling `f` on chunks of what `map` makes of each document whose index
 /// `keep` accepts (the others are neither read, for files, nor parsed, for JSONL lines). `map`
 /// is given the document's index, id and text, and a state of the worker's own from `init`,
 /// and runs in the same task that parsed the line: a text is parsed, used and dropped on one
 /// core, with no wait between parsing a chunk and using it (both cores sat idle a seventh of
-/// the time signing the 80k corpus when the two were separate steps).
+/// the time signing the 80k corpus when the two were separate steps). `places` applies to
+/// JSONL input.
 fn read_mapped<S, T: Send>(
     input: &Path,
     keep: &(dyn Fn(usize) -> bool + Sync),
+    places: Places<'_>,
     init: &(dyn Fn() -> S + Sync),
     map: &(dyn Fn(&mut S, usize, String, &str) -> T + Sync),
     mut f: impl FnMut(Vec<T>) -> Result<()>,
@@ -129,19 +145,47 @@ fn read_mapped<S, T: Send>(
             // A document's index is its line's rank among the lines read, known before
             // parsing.
             let mut lines: Vec<(usize, usize, String)> = Vec::new();
-            let (mut bytes, mut index) = (0, 0);
-            for_each_jsonl_line(input, |line_no, line| {
-                if keep(index) {
-                    bytes += line.len();
-                    lines.push((index, line_no, line.to_string()));
-                }
-                index += 1;
+            let mut bytes = 0;
+            let mut hand_on = |index: usize, line_no: usize, line: String| -> Result<()> {
+                bytes += line.len();
+                lines.push((index, line_no, line));
                 if bytes >= CHUNK_BYTES {
-                    chunks.send(std::mem::take(&mut lines)).map_err(stopped)?;
                     bytes = 0;
+                    chunks.send(std::mem::take(&mut lines)).map_err(stopped)?;
                 }
                 Ok(())
-            })?;
+            };
+            match places {
+                Places::Known(known) => {
+                    let (mut file, _) = crate::readers::local::open_regular(input)
+                        .map_err(crate::error::Skip::into_error)?;
+                    for (index, &place) in known.iter().enumerate().filter(|(i, _)| keep(*i)) {
+                        let line = read_jsonl_line_at(&mut file, input, place)?;
+                        hand_on(index, place.line_no, line)?;
+                    }
+                }
+                Places::Record(recorded) => {
+                    recorded.clear();
+                    for_each_jsonl_line_placed(input, |place, line| {
+                        let index = recorded.len();
+                        recorded.push(place);
+                        if keep(index) {
+                            hand_on(index, place.line_no, line.to_string())?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                Places::Unrecorded => {
+                    let mut index = 0;
+                    for_each_jsonl_line_placed(input, |place, line| {
+                        if keep(index) {
+                            hand_on(index, place.line_no, line.to_string())?;
+                        }
+                        index += 1;
+                        Ok(())
+                    })?;
+                }
+            }
             chunks.send(lines).map_err(stopped)
         });
         let worked = received.into_iter().try_for_each(flush);
@@ -162,6 +206,7 @@ pub fn gather_stats(
     read_mapped(
         input,
         &|_| true,
+        Places::Unrecorded,
         &|| (Canonicalizer::new(stop), CanonText::default()),
         &|(c, buf), _, _, text| {
             c.canonicalize_into(text, buf);
@@ -200,9 +245,11 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
     let mut sigs: Vec<Vec<u64>> = Vec::new();
     let mut summary = DedupSummary::default();
     let mut seen: FxHashSet<String> = FxHashSet::default();
+    let mut places = Vec::new();
     read_mapped(
         &opts.input,
         &|_| true,
+        Places::Record(&mut places),
         &|| (Canonicalizer::new(&stop), CanonText::default()),
         &|(c, buf), _, id, text| {
             c.canonicalize_into(text, buf);
@@ -246,6 +293,7 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
             read_mapped(
                 &opts.input,
                 &wanted,
+                Places::Known(&places),
                 &|| Canonicalizer::new(&stop),
                 &|c, i, _, text| (i as u32, c.canonicalize(text)),
                 &mut *sink,
@@ -278,10 +326,17 @@ mod tests {
     /// `(index, id)` of every document `read_mapped` hands over with `keep`.
     fn read_kept(input: &Path, keep: &(dyn Fn(usize) -> bool + Sync)) -> Vec<(usize, String)> {
         let mut got = Vec::new();
-        read_mapped(input, keep, &|| (), &|_, i, id, _| (i, id), |chunk| {
-            got.extend(chunk);
-            Ok(())
-        })
+        read_mapped(
+            input,
+            keep,
+            Places::Unrecorded,
+            &|| (),
+            &|_, i, id, _| (i, id),
+            |chunk| {
+                got.extend(chunk);
+                Ok(())
+            },
+        )
         .unwrap();
         got
     }
@@ -309,6 +364,55 @@ mod tests {
     }
 
     #[test]
+    fn a_second_read_at_the_recorded_places_gives_the_lines_the_first_read_gave() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("in.jsonl");
+        // A byte order mark, a CRLF ending, blank lines and a text beyond ASCII: each moves the
+        // places of the lines after it.
+        std::fs::write(
+            &jsonl,
+            "\u{FEFF}{\"id\":\"a\",\"text\":\"x\"}\r\n\n  \n{\"id\":\"b\",\"text\":\"ёж\"}\n\
+             {\"id\":\"c\",\"text\":\"y\"}\n{\"id\":\"d\",\"text\":\"z\"}",
+        )
+        .unwrap();
+        let read = |keep: &(dyn Fn(usize) -> bool + Sync), places: Places<'_>| {
+            let mut got = Vec::new();
+            read_mapped(
+                &jsonl,
+                keep,
+                places,
+                &|| (),
+                &|_, i, id, text| (i, id, text.to_string()),
+                |chunk| {
+                    got.extend(chunk);
+                    Ok(())
+                },
+            )
+            .map(|_| got)
+        };
+        let mut places = Vec::new();
+        let first = read(&|_| true, Places::Record(&mut places)).unwrap();
+        assert_eq!(places.len(), 4);
+        assert_eq!(
+            places.iter().map(|p| p.line_no).collect::<Vec<_>>(),
+            [1, 4, 5, 6]
+        );
+        let second = read(&|i| i != 2, Places::Known(&places)).unwrap();
+        let mut want = first.clone();
+        want.remove(2);
+        assert_eq!(second, want);
+        assert_eq!(second[1], (1, "b".into(), "ёж".into()));
+        // A file cut short since its first read: the line no longer there is named.
+        let bytes = std::fs::read(&jsonl).unwrap();
+        std::fs::write(&jsonl, &bytes[..bytes.len() - 10]).unwrap();
+        let err = read(&|_| true, Places::Known(&places)).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("in.jsonl:6: cannot read again"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
     fn a_bad_line_stops_the_read_of_a_long_file_and_is_named() {
         // Three chunks of lines; the bad one is in the first, while the reader is ahead.
         let dir = tempfile::tempdir().unwrap();
@@ -320,10 +424,17 @@ mod tests {
         lines[7] = "{broken".into();
         std::fs::write(&jsonl, lines.join("\n")).unwrap();
         let mut chunks = 0;
-        let err = read_mapped(&jsonl, &|_| true, &|| (), &|_, _, _, _| (), |_| {
-            chunks += 1;
-            Ok(())
-        })
+        let err = read_mapped(
+            &jsonl,
+            &|_| true,
+            Places::Unrecorded,
+            &|| (),
+            &|_, _, _, _| (),
+            |_| {
+                chunks += 1;
+                Ok(())
+            },
+        )
         .unwrap_err();
         assert_eq!(chunks, 0);
         assert!(format!("{err:#}").contains("in.jsonl:8:"), "{err:#}");

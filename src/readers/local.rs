@@ -284,17 +284,44 @@ fn prefix_sample(file: &mut std::fs::File, size: u64) -> std::io::Result<(u32, O
 /// [`jsonl_records`] over any reader (`path` names it in messages), the first line numbered
 /// `first_line + 1`; returns the number of the last line.
 pub fn jsonl_records_in(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     path: &Path,
     max_line_bytes: u64,
     first_line: u64,
     mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<u64> {
+    jsonl_records_placed(reader, path, max_line_bytes, first_line, |place, line| {
+        f(place.line_no, line)
+    })
+}
+
+/// Where a JSONL line's text lies in its file (after its line break and any byte order mark
+/// are left out): what a second read needs to read that line alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinePlace {
+    /// 1-based line number.
+    pub line_no: usize,
+    /// Byte the text starts at, counted from where the reader started.
+    pub offset: u64,
+    /// Bytes of the text.
+    pub len: usize,
+}
+
+/// [`jsonl_records_in`], each line with its place.
+fn jsonl_records_placed(
+    mut reader: impl BufRead,
+    path: &Path,
+    max_line_bytes: u64,
+    first_line: u64,
+    mut f: impl FnMut(LinePlace, std::result::Result<&str, Skip>) -> Result<()>,
+) -> Result<u64> {
     let mut buf: Vec<u8> = Vec::new();
     let mut line_no = first_line as usize;
+    let mut consumed = 0u64;
     let read_err = |line_no: usize| format!("{}:{}: cannot read", path.display(), line_no);
     loop {
         buf.clear();
+        let starts = consumed;
         // Bounded, so that one endless line (or a device) cannot take all memory.
         let n = (&mut reader)
             .take(max_line_bytes.saturating_add(1))
@@ -303,11 +330,16 @@ pub fn jsonl_records_in(
         if n == 0 {
             return Ok(line_no as u64);
         }
+        consumed += n as u64;
         line_no += 1;
         if !buf.ends_with(b"\n") && buf.len() as u64 > max_line_bytes {
-            skip_rest_of_line(&mut reader).with_context(|| read_err(line_no))?;
+            consumed += skip_rest_of_line(&mut reader).with_context(|| read_err(line_no))?;
             f(
-                line_no,
+                LinePlace {
+                    line_no,
+                    offset: starts,
+                    len: (consumed - starts) as usize,
+                },
                 Err(Skip {
                     path: path.to_path_buf(),
                     line: Some(line_no),
@@ -326,18 +358,27 @@ pub fn jsonl_records_in(
         {
             line = rest;
         }
+        let mut offset = starts;
         if line_no == 1 {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+            if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
+                line = rest;
+                offset += 3;
+            }
         }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        let place = LinePlace {
+            line_no,
+            offset,
+            len: line.len(),
+        };
         match std::str::from_utf8(line) {
-            Ok(s) => f(line_no, Ok(s))?,
+            Ok(s) => f(place, Ok(s))?,
             Err(e) => {
                 let at = e.valid_up_to() + 1;
                 f(
-                    line_no,
+                    place,
                     Err(Skip {
                         path: path.to_path_buf(),
                         line: Some(line_no),
@@ -352,21 +393,24 @@ pub fn jsonl_records_in(
     }
 }
 
-/// Consumes input up to and including the next newline, keeping none of it.
-fn skip_rest_of_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+/// Consumes input up to and including the next newline, keeping none of it; returns the bytes
+/// consumed.
+fn skip_rest_of_line(reader: &mut impl BufRead) -> std::io::Result<u64> {
+    let mut skipped = 0u64;
     loop {
         let avail = reader.fill_buf()?;
         if avail.is_empty() {
-            return Ok(());
+            return Ok(skipped);
         }
         match avail.iter().position(|&b| b == b'\n') {
             Some(i) => {
                 reader.consume(i + 1);
-                return Ok(());
+                return Ok(skipped + i as u64 + 1);
             }
             None => {
                 let n = avail.len();
                 reader.consume(n);
+                skipped += n as u64;
             }
         }
     }
@@ -378,9 +422,49 @@ pub fn for_each_jsonl_line(
     path: &Path,
     mut f: impl FnMut(usize, &str) -> Result<()>,
 ) -> Result<()> {
-    jsonl_records(path, DEFAULT_MAX_FILE_BYTES, |line_no, line| match line {
-        Ok(line) => f(line_no, line),
-        Err(skip) => Err(skip.into_error()),
+    for_each_jsonl_line_placed(path, |place, line| f(place.line_no, line))
+}
+
+/// [`for_each_jsonl_line`], each line with its place in the file, for [`read_jsonl_line_at`].
+pub fn for_each_jsonl_line_placed(
+    path: &Path,
+    mut f: impl FnMut(LinePlace, &str) -> Result<()>,
+) -> Result<()> {
+    let (file, _) = open_regular(path).map_err(Skip::into_error)?;
+    let reader = BufReader::with_capacity(1 << 20, file);
+    jsonl_records_placed(
+        reader,
+        path,
+        DEFAULT_MAX_FILE_BYTES,
+        0,
+        |place, line| match line {
+            Ok(line) => f(place, line),
+            Err(skip) => Err(skip.into_error()),
+        },
+    )
+    .map(|_| ())
+}
+
+/// The line of the JSONL file `file` (opened from `path`) at `place`, as an earlier read
+/// found it, read alone. A file that has changed since is an error naming the line, when the
+/// change leaves it short or not UTF-8 there.
+pub fn read_jsonl_line_at(
+    file: &mut std::fs::File,
+    path: &Path,
+    place: LinePlace,
+) -> Result<String> {
+    use std::io::Seek;
+    let at = || format!("{}:{}", path.display(), place.line_no);
+    let mut bytes = vec![0u8; place.len];
+    file.seek(std::io::SeekFrom::Start(place.offset))
+        .and_then(|_| file.read_exact(&mut bytes))
+        .with_context(|| format!("{}: cannot read again (has the file changed?)", at()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        crate::error::bad_input(format!(
+            "{}: not valid UTF-8 when read again (byte {} of the line; has the file changed?)",
+            at(),
+            e.utf8_error().valid_up_to() + 1
+        ))
     })
 }
 
