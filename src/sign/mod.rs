@@ -578,6 +578,28 @@ pub fn intersection_size<T: Ord + Copy>(a: &[T], b: &[T]) -> usize {
 pub(crate) mod test_support {
     use crate::canon::{CanonText, Canonicalizer, StopWords};
 
+    /// A seeded generator (a 64-bit LCG): random cases that are the same on every run.
+    pub struct Lcg(pub u64);
+
+    impl Lcg {
+        /// A number below `n`.
+        pub fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+
+        /// A sorted set of `n` draws below `range`, repeats dropped.
+        pub fn sorted_set(&mut self, n: u64, range: u64) -> Vec<u64> {
+            let mut v: Vec<u64> = (0..n).map(|_| self.below(range)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+    }
+
     /// Canonical form without stop-word removal, so tests control every word.
     pub fn canon(text: &str) -> CanonText {
         let stop = StopWords::none();
@@ -666,25 +688,13 @@ mod tests {
 
     #[test]
     fn each_search_finds_what_a_lookup_finds_at_every_gap() {
-        let mut state = 11u64;
-        let mut next = |below: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % below
-        };
+        let mut rng = test_support::Lcg(11);
         for round in 0..3000 {
             // Gaps from none to past the end of `large`, so the gallop stops on an element,
             // between two and at the end, from every place it can start.
-            let range = 1 + next(5000);
-            let (na, nb) = (next(40), next(700));
-            let mut set = |n: u64| {
-                let mut v: Vec<u64> = (0..n).map(|_| next(range)).collect();
-                v.sort_unstable();
-                v.dedup();
-                v
-            };
-            let (small, large) = (set(na), set(nb));
+            let range = 1 + rng.below(5000);
+            let (na, nb) = (rng.below(40), rng.below(700));
+            let (small, large) = (rng.sorted_set(na, range), rng.sorted_set(nb, range));
             let mut got = Vec::new();
             search_each(&small, &large, |i, j| got.push((i, j)));
             let want: Vec<(usize, usize)> = small

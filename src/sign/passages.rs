@@ -210,7 +210,7 @@ pub struct Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sign::test_support::{between, canon, reworded, words};
+    use crate::sign::test_support::{between, canon, reworded, words, Lcg};
     use crate::sign::{Detector, Full};
 
     fn seq(text: &str) -> ShingleSeq {
@@ -219,23 +219,17 @@ mod tests {
 
     #[test]
     fn members_agree_with_a_search_at_every_size() {
-        let mut state = 7u64;
-        let mut next = |below: u32| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as u32 % below
-        };
+        let mut rng = Lcg(7);
         for round in 0..2000 {
             // Dense values make shared elements common; sizes cross the 64-bit words of the
             // bits and the 16-fold switch to searching, on either side.
-            let range = 1 + next(400);
-            let (na, nb) = (next(150), next(150));
-            let mut sorted = |n: u32| {
-                let mut v: Vec<u32> = (0..n).map(|_| next(range)).collect();
-                v.sort_unstable();
-                v.dedup();
-                v
+            let range = 1 + rng.below(400);
+            let (na, nb) = (rng.below(150), rng.below(150));
+            let mut sorted = |n: u64| -> Vec<u32> {
+                rng.sorted_set(n, range)
+                    .into_iter()
+                    .map(|x| x as u32)
+                    .collect()
             };
             let (a, b) = (sorted(na), sorted(nb));
             let bits = members(&a, &b);
