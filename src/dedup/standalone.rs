@@ -4,10 +4,10 @@
 
 use super::{Engine, Pair, Wanted};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
-use crate::error::bad_input;
+use crate::error::{bad_input, Skip};
 use crate::readers::local::{
-    for_each_jsonl_line_placed, list_files, parse_json_line, read_jsonl_line_at, read_text_file,
-    LinePlace,
+    for_each_jsonl_line_placed, list_files, open_regular, parse_json_line, read_jsonl_line_at,
+    read_text_file, LinePlace,
 };
 use crate::sign::{build_detector, DedupSettings, Detector, Verdict};
 use anyhow::Result;
@@ -157,14 +157,19 @@ fn read_mapped<S, T: Send>(
             };
             match places {
                 Places::Known(known) => {
-                    let (mut file, _) = crate::readers::local::open_regular(input)
-                        .map_err(crate::error::Skip::into_error)?;
+                    let (mut file, _) = open_regular(input).map_err(Skip::into_error)?;
                     for (index, &place) in known.iter().enumerate().filter(|(i, _)| keep(*i)) {
                         let line = read_jsonl_line_at(&mut file, input, place)?;
                         hand_on(index, place.line_no, line)?;
                     }
                 }
-                Places::Record(recorded) => {
+                other => {
+                    // Places not asked for are recorded all the same (a few bytes a line).
+                    let mut unasked = Vec::new();
+                    let recorded = match other {
+                        Places::Record(recorded) => recorded,
+                        _ => &mut unasked,
+                    };
                     recorded.clear();
                     for_each_jsonl_line_placed(input, |place, line| {
                         let index = recorded.len();
@@ -172,16 +177,6 @@ fn read_mapped<S, T: Send>(
                         if keep(index) {
                             hand_on(index, place.line_no, line.to_string())?;
                         }
-                        Ok(())
-                    })?;
-                }
-                Places::Unrecorded => {
-                    let mut index = 0;
-                    for_each_jsonl_line_placed(input, |place, line| {
-                        if keep(index) {
-                            hand_on(index, place.line_no, line.to_string())?;
-                        }
-                        index += 1;
                         Ok(())
                     })?;
                 }

@@ -201,7 +201,11 @@ pub fn jsonl_records(
     max_line_bytes: u64,
     f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<()> {
-    jsonl_records_from(path, max_line_bytes, WHOLE, f).map(|_| ())
+    let mut f = f;
+    jsonl_records_from(path, max_line_bytes, WHOLE, |place, line| {
+        f(place.line_no, line)
+    })
+    .map(|_| ())
 }
 
 /// Where a read of a JSONL file starts and ends.
@@ -222,12 +226,13 @@ const WHOLE: Span = Span {
     end: None,
 };
 
-/// [`jsonl_records`] over the `span` of the file; returns the number of the last line.
+/// [`jsonl_records`] over the `span` of the file, each line with its place in the file;
+/// returns the number of the last line.
 fn jsonl_records_from(
     path: &Path,
     max_line_bytes: u64,
     span: Span,
-    f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
+    mut f: impl FnMut(LinePlace, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<u64> {
     let (mut file, _) = open_regular(path).map_err(Skip::into_error)?;
     if span.from > 0 {
@@ -236,7 +241,16 @@ fn jsonl_records_from(
     }
     let bytes = span.end.map_or(u64::MAX, |e| e.saturating_sub(span.from));
     let reader = BufReader::with_capacity(1 << 20, file.take(bytes));
-    jsonl_records_in(reader, path, max_line_bytes, span.lines_before, f)
+    jsonl_records_placed(
+        reader,
+        path,
+        max_line_bytes,
+        span.lines_before,
+        |place, line| {
+            let offset = place.offset + span.from;
+            f(LinePlace { offset, ..place }, line)
+        },
+    )
 }
 
 /// Blocks of the sample a check of a JSONL file's first bytes reads ([`prefix_sample`]).
@@ -301,13 +315,14 @@ pub fn jsonl_records_in(
 pub struct LinePlace {
     /// 1-based line number.
     pub line_no: usize,
-    /// Byte the text starts at, counted from where the reader started.
+    /// Byte of the file the text starts at.
     pub offset: u64,
     /// Bytes of the text.
     pub len: usize,
 }
 
-/// [`jsonl_records_in`], each line with its place.
+/// [`jsonl_records_in`], each line with its place (its offset counted from where the reader
+/// started).
 fn jsonl_records_placed(
     mut reader: impl BufRead,
     path: &Path,
@@ -430,13 +445,10 @@ pub fn for_each_jsonl_line_placed(
     path: &Path,
     mut f: impl FnMut(LinePlace, &str) -> Result<()>,
 ) -> Result<()> {
-    let (file, _) = open_regular(path).map_err(Skip::into_error)?;
-    let reader = BufReader::with_capacity(1 << 20, file);
-    jsonl_records_placed(
-        reader,
+    jsonl_records_from(
         path,
         DEFAULT_MAX_FILE_BYTES,
-        0,
+        WHOLE,
         |place, line| match line {
             Ok(line) => f(place, line),
             Err(skip) => Err(skip.into_error()),
@@ -718,7 +730,8 @@ impl LocalReader {
         };
         let mut seen = std::collections::HashSet::new();
         let mut skipped = 0;
-        let lines = jsonl_records_from(p, self.opts.max_file_bytes, span, |line_no, line| {
+        let lines = jsonl_records_from(p, self.opts.max_file_bytes, span, |place, line| {
+            let line_no = place.line_no;
             let doc = match line.and_then(|l| parse_json_record(p, line_no, l).map(|d| (d, l))) {
                 Ok(d) => d,
                 Err(skip) => {
