@@ -4,30 +4,48 @@
 //! Fingerprints are hashes, so a newcomer's postings land on pages spread over the whole
 //! index: adding 1 % of documents to a 100,000-document store touched nearly every page of a
 //! single index (70 MB written to the journal and again to the file, 0.5 s of the update's
-//! time), and that cost grew with the store, not with the update. So the index is kept in two
-//! parts, as partial indexes split at a document number: the main part covers the documents up
-//! to the split, the recent part those after it. New documents enter only the small recent part;
-//! a lookup asks both. When the recent part outgrows a share of the main one, the next
-//! [`Store::index_postings`] folds it in by building the main part again up to the newest
-//! document (one sorted pass: 2.2 s at 100,000 documents), at most once every
-//! [`RECENT_SHARE`] updates of 1 %.
+//! time), and that cost grew with the store, not with the update. So the index is a partial
+//! index, up to a document number (the split): the documents after it have no fingerprint
+//! index at all, and a lookup reads their postings in order, a range of the table (which is
+//! clustered by document), checking each against the fingerprints asked for. A newcomer's
+//! postings are then appended at the table's end, as a build's are.
+//!
+//! Stores of schema v11 to v13 gave the documents after the split an index of their own, a
+//! second partial index. Each update's postings landed all over it and rewrote most of its
+//! pages, so its inserts grew with it: 0.6 → 1.3 s over ten updates of 1,000 into a
+//! 100,000-document store, where appending the same rows takes 0.03 s. Reading the range
+//! instead costs about 8 µs a document (0.16–0.24 s for 26,000 documents' postings).
+//!
+//! When the documents after the split outnumber a share of those before it, the next
+//! [`Store::index_postings`] folds them in by building the index again up to the newest
+//! document (one sorted pass: about 5 s at 150,000 documents). The share trades that pass,
+//! spread over the updates between two folds, against the reading of the range in each.
 //!
 //! The split lives in the index's own definition (`WHERE doc <= N`), so it can never disagree
 //! with the index. The v11 migration drops the whole index of older stores; the next
-//! `index_postings` makes the two parts (a whole index, should one be found, is replaced too).
+//! `index_postings` makes the partial one (a whole index, should one be found, is replaced too,
+//! and the second index of the documents after the split, which stores of v11 to v13 made, is
+//! dropped).
 
 use crate::store::{At, Store};
 use anyhow::Result;
+use rustc_hash::FxHashSet;
 
 const MAIN: &str = "postings_fp";
+/// The index of the documents after the split that stores of v11 to v13 kept, dropped on sight.
 const RECENT: &str = "postings_fp_recent";
 
 /// The temporary table of the fingerprints a lookup asks for.
 const LOOKUP: &str = "lookup_fps";
 
-/// The recent part is folded into the main one once it indexes more than one document in this
-/// many of those the main part indexes.
-const RECENT_SHARE: i64 = 8;
+/// The documents after the split are folded into the index once they are more than one in this
+/// many of those before it. A fold is one sorted pass over every posting (about 4 s at 100,000
+/// documents, 5 s at 150,000), the range costs about 8 µs a document in every update, and the
+/// sum of the two, per update, is least near a share of 3 whatever the store's size: at
+/// 100,000 documents and updates of 1,000, a fold every 25 updates (0.16 s each, spread) and a
+/// range of 12,500 documents on average (0.1 s). A share of 8 reads half as much and folds
+/// twice as often (0.37 s in all).
+const RECENT_SHARE: i64 = 4;
 
 /// How the fingerprint index stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +54,7 @@ enum Split {
     Missing,
     /// One index over every posting, as stores before the split have it.
     Whole,
-    /// A main part up to this document number and a recent part after it.
+    /// An index of the documents up to this number; those after it are read in order.
     At(i64),
 }
 
@@ -75,8 +93,9 @@ impl Store {
     }
 
     /// Makes the fingerprint index if it is missing (one sorted pass), replaces a whole index
-    /// of an older store by the two parts, and folds the recent part into the main one when it
-    /// has outgrown [`RECENT_SHARE`]. A no-op otherwise.
+    /// of an older store by the partial one, and folds the documents after the split in when
+    /// they have outgrown [`RECENT_SHARE`]. Otherwise it only drops an older store's index of
+    /// the documents after the split, so that newcomers' postings are appended from now on.
     pub fn index_postings(&self) -> Result<()> {
         let rebuild = match self.fp_split()? {
             Split::Missing | Split::Whole => true,
@@ -89,14 +108,17 @@ impl Store {
                         |r| r.get(0),
                     )
                     .at(&self.path)?;
-                // Numbers are given in order and documents are not deleted, so the main part
+                // Numbers are given in order and documents are not deleted, so the index
                 // holds `split` documents: counting them read the whole table (50 ms of an
                 // update at 100,000 documents).
                 recent * RECENT_SHARE > split.max(1)
             }
         };
         if !rebuild {
-            return Ok(());
+            return self
+                .conn
+                .execute_batch(&format!("DROP INDEX IF EXISTS {RECENT};"))
+                .at(&self.path);
         }
         let newest: i64 = self
             .conn
@@ -107,42 +129,63 @@ impl Store {
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         tx.execute_batch(&format!(
             "DROP INDEX IF EXISTS {MAIN}; DROP INDEX IF EXISTS {RECENT};
-             CREATE INDEX {MAIN} ON postings(fp) WHERE doc <= {newest};
-             CREATE INDEX {RECENT} ON postings(fp) WHERE doc > {newest};"
+             CREATE INDEX {MAIN} ON postings(fp) WHERE doc <= {newest};"
         ))
         .at(&self.path)?;
         tx.commit().at(&self.path)
     }
 
-    /// The documents holding any of `fps`, each once, in number order. The fingerprints go into
-    /// a temporary table joined to both parts of the index: one statement instead of two
-    /// lookups per fingerprint (the 40,000 fingerprints of 1,000 newcomers to a 100,000-document
-    /// store: 0.12 s before, 0.04 s).
+    /// The documents holding any of `fps`, each once, in number order.
+    ///
+    /// For the documents up to the split, the fingerprints go into a temporary table joined to
+    /// the index: one statement instead of a lookup per fingerprint (the 40,000 fingerprints of
+    /// 1,000 newcomers to a 100,000-document store: 0.12 s before, 0.04 s). The postings of
+    /// those after it are read in order and checked against a hash set of the fingerprints:
+    /// SQLite's own check, a probe of the temporary table's B-tree for each posting, took twice
+    /// as long (0.43 s for the postings of 26,000 documents, against 0.16–0.24 s).
     pub fn docs_with_fingerprints(&self, fps: &[u64]) -> Result<Vec<i64>> {
         // SQLite integers are signed: the u64 bit pattern is kept as is.
         self.fill_temp(LOOKUP, fps.iter().map(|&fp| fp as i64))?;
-        let sql = lookup_sql(self.fp_split()?);
-        let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
+        let split = self.fp_split()?;
+        let mut stmt = self
+            .conn
+            .prepare(&indexed_lookup_sql(split))
+            .at(&self.path)?;
         let rows = stmt.query_map([], |r| r.get(0)).at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+        let mut docs = rows
+            .collect::<rusqlite::Result<Vec<i64>>>()
+            .at(&self.path)?;
+        if let Split::At(split) = split {
+            let wanted: FxHashSet<i64> = fps.iter().map(|&fp| fp as i64).collect();
+            let mut stmt = self
+                .conn
+                .prepare("SELECT doc, fp FROM postings WHERE doc > ?1 ORDER BY doc")
+                .at(&self.path)?;
+            let mut rows = stmt.query([split]).at(&self.path)?;
+            while let Some(row) = rows.next().at(&self.path)? {
+                let doc: i64 = row.get(0).at(&self.path)?;
+                // In document order, so a document already found is the last one pushed.
+                if docs.last() != Some(&doc) && wanted.contains(&row.get(1).at(&self.path)?) {
+                    docs.push(doc);
+                }
+            }
+        }
+        Ok(docs)
     }
 }
 
-/// The statement of a lookup. The split is written into it: SQLite uses a partial index only
-/// for a query whose WHERE implies the index's, which a bound parameter cannot show. `CROSS
-/// JOIN` keeps the fingerprints the outer loop: knowing nothing of the temporary table's size,
-/// the planner may otherwise scan every posting.
-fn lookup_sql(split: Split) -> String {
-    match split {
-        Split::At(split) => format!(
-            "SELECT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p ON p.fp = q.n AND p.doc <= {split}
-             UNION SELECT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p
-             ON p.fp = q.n AND p.doc > {split} ORDER BY 1"
-        ),
-        Split::Whole | Split::Missing => format!(
-            "SELECT DISTINCT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p ON p.fp = q.n ORDER BY 1"
-        ),
-    }
+/// The statement of a lookup in the index, in number order. The split is written into it:
+/// SQLite uses a partial index only for a query whose WHERE implies the index's, which a bound
+/// parameter cannot show. `CROSS JOIN` keeps the fingerprints the outer loop: knowing nothing
+/// of the temporary table's size, the planner may otherwise scan every posting.
+fn indexed_lookup_sql(split: Split) -> String {
+    let within = match split {
+        Split::At(split) => format!(" AND p.doc <= {split}"),
+        Split::Whole | Split::Missing => String::new(),
+    };
+    format!(
+        "SELECT DISTINCT p.doc FROM temp.{LOOKUP} q CROSS JOIN postings p ON p.fp = q.n{within} ORDER BY 1"
+    )
 }
 
 #[cfg(test)]
@@ -184,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn newcomers_enter_the_recent_part_and_lookups_see_both_parts() {
+    fn newcomers_after_the_split_are_read_in_order_and_lookups_see_both_sides() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         for num in 1..=16 {
@@ -206,12 +249,50 @@ mod tests {
             (1..=18).collect::<Vec<_>>(),
             "each document once, in number order"
         );
-        let both = plan(&store, &lookup_sql(Split::At(16)));
-        assert!(both.contains(MAIN) && both.contains(RECENT), "{both}");
+        let indexed = plan(&store, &indexed_lookup_sql(Split::At(16)));
+        assert!(
+            indexed.contains(&format!("INDEX {MAIN} (fp=? AND doc<?)")),
+            "{indexed}"
+        );
+    }
+
+    fn has_index(store: &Store, name: &str) -> bool {
+        store
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
+                [name],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap()
+            == 1
     }
 
     #[test]
-    fn an_outgrown_recent_part_is_folded_in() {
+    fn an_older_stores_index_of_the_documents_after_the_split_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        for num in 1..=16 {
+            add(&store, num, &[num]);
+        }
+        store.index_postings().unwrap();
+        assert!(has_index(&store, MAIN) && !has_index(&store, RECENT));
+        // As a store of v11 to v13 has it.
+        store
+            .conn
+            .execute_batch(&format!(
+                "CREATE INDEX {RECENT} ON postings(fp) WHERE doc > 16"
+            ))
+            .unwrap();
+        add(&store, 17, &[3]);
+        store.index_postings().unwrap();
+        assert_eq!(store.fp_split().unwrap(), Split::At(16));
+        assert!(has_index(&store, MAIN) && !has_index(&store, RECENT));
+        assert_eq!(lookup(&store, 3), vec![3, 17]);
+    }
+
+    #[test]
+    fn documents_after_the_split_are_folded_in_when_they_outgrow_the_share() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         for num in 1..=8 {
@@ -221,8 +302,12 @@ mod tests {
         add(&store, 9, &[1]);
         add(&store, 10, &[1]);
         store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At(10));
-        assert_eq!(lookup(&store, 1), vec![1, 9, 10]);
+        // Two after the split against eight: one in four, not more.
+        assert_eq!(store.fp_split().unwrap(), Split::At(8));
+        add(&store, 11, &[1]);
+        store.index_postings().unwrap();
+        assert_eq!(store.fp_split().unwrap(), Split::At(11));
+        assert_eq!(lookup(&store, 1), vec![1, 9, 10, 11]);
     }
 
     #[test]

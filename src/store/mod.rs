@@ -176,7 +176,8 @@ CREATE INDEX postings_fp ON postings(fp);
     // so an update's postings enter a small index instead of touching every page of one over the
     // whole store. The split depends on the data, so the next `index_postings` (every update
     // calls it) makes the parts; the version bump keeps an older collect, whose lookups could not
-    // use a partial index, from opening the store.
+    // use a partial index, from opening the store. Only the part up to the split is indexed now
+    // (`fp_index.rs`): the postings after it are read in order, which needs no new version.
     r#"
 DROP INDEX IF EXISTS postings_fp;
 "#,
