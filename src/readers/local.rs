@@ -199,9 +199,8 @@ pub fn duplicate_id_skip(path: &Path, line: usize, id: &str) -> Skip {
 pub fn jsonl_records(
     path: &Path,
     max_line_bytes: u64,
-    f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
+    mut f: impl FnMut(usize, std::result::Result<&str, Skip>) -> Result<()>,
 ) -> Result<()> {
-    let mut f = f;
     jsonl_records_from(path, max_line_bytes, WHOLE, |place, line| {
         f(place.line_no, line)
     })

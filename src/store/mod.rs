@@ -837,7 +837,8 @@ impl Store {
             // journal: a statement of several rows that may fail halfway first copies every
             // page it changes that the transaction had changed already, so it can be undone
             // alone, and those copies were 40 % of an update's inserts (spilled to a temporary
-            // file), as the new postings land all over the fingerprint index. Nothing is ever
+            // file) while the new postings landed all over an index of the newest documents
+            // (`fp_index.rs` keeps none now, so they are appended). Nothing is ever
             // ignored: a document's fingerprints are without repeats, and only a document
             // inserted just now gets postings.
             let mut posts = POSTING_ROWS
