@@ -22,7 +22,6 @@ use super::text::{self, StoredFrame};
 use super::{At, Status, Store};
 use crate::error::KeptTextLost;
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The folder of the kept texts inside a collection directory (beside the store).
@@ -35,8 +34,12 @@ pub fn lives_in_docs(status: Status) -> bool {
 }
 
 /// The SHA-256 of a text, hex: what the store and the manifest record of each document.
+///
+/// ring's rather than the `sha2` crate's: on a machine without the SHA extensions (this
+/// project's 2-core Xeons) its assembly hashes 7.7 KB texts at 340 MB/s against 186 MB/s,
+/// and a build hashes each text about twice (its id and this), a fifth of the build's CPU before.
 pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, text.as_bytes()))
 }
 
 /// The file of kept document `id` in the folder `docs`.
