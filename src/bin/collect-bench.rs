@@ -93,6 +93,7 @@ struct Timed {
     secs: f64,
     rss_kb: Option<u64>,
     cpu_secs: Option<f64>,
+    stdout: String,
 }
 
 fn time_cmd(cmd: &mut Command) -> Option<Timed> {
@@ -120,6 +121,7 @@ fn time_cmd(cmd: &mut Command) -> Option<Timed> {
         secs,
         rss_kb,
         cpu_secs,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
     })
 }
 
@@ -265,6 +267,8 @@ struct Builds {
     done: usize,
     secs: Vec<f64>,
     cpu: Vec<f64>,
+    /// CPU/wall of each stage the build reported (`--json`), by stage, a value per run.
+    stage_cpu: Vec<(String, Vec<f64>)>,
     rss_kb: Vec<u64>,
     written: Vec<(u64, u64)>,
 }
@@ -287,6 +291,7 @@ impl Builds {
             done: 0,
             secs: Vec::with_capacity(runs),
             cpu: Vec::new(),
+            stage_cpu: Vec::new(),
             rss_kb: Vec::new(),
             written: Vec::new(),
         })
@@ -298,10 +303,11 @@ impl Builds {
         let (topic, out_s) = (self.topic.to_string_lossy(), out.to_string_lossy());
         if let Some(t) = time_cmd(&mut wrap(
             &self.exe,
-            &["build", &topic, "--quiet", "--out", &out_s],
+            &["build", &topic, "--quiet", "--json", "--out", &out_s],
         )) {
             self.secs.push(t.secs);
             self.cpu.extend(t.cpu_secs.map(|c| c / t.secs));
+            self.add_stages(&t.stdout);
             self.rss_kb.extend(t.rss_kb);
             let store = collect::collection::store_path(&out);
             let mut wal = store.clone().into_os_string();
@@ -311,6 +317,29 @@ impl Builds {
                 .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
                 .sum();
             self.written.push((store, apparent_size(&out.join("docs"))));
+        }
+    }
+
+    /// The stages of a build's `--json` summary, each stage's CPU/wall kept by its name.
+    fn add_stages(&mut self, summary: &str) {
+        let Ok(summary) = serde_json::from_str::<serde_json::Value>(summary.trim()) else {
+            return;
+        };
+        for stage in summary["stages"].as_array().into_iter().flatten() {
+            let (Some(name), Some(secs), Some(cpu)) = (
+                stage["stage"].as_str(),
+                stage["secs"].as_f64(),
+                stage["cpu_secs"].as_f64(),
+            ) else {
+                continue;
+            };
+            if secs <= 0.0 {
+                continue;
+            }
+            match self.stage_cpu.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.push(cpu / secs),
+                None => self.stage_cpu.push((name.to_string(), vec![cpu / secs])),
+            }
         }
     }
 
@@ -332,6 +361,13 @@ impl Builds {
             cpu.map_or("unknown".into(), |c| format!("{c:.2}")),
             secs / dedup_secs
         );
+        for (stage, cores) in &self.stage_cpu {
+            println!(
+                "  build stage {stage:?}: CPU (user+sys)/wall {:.2} (median of {} runs; 2.00 is both cores busy)",
+                median(cores.clone()),
+                cores.len()
+            );
+        }
         println!(
             "collection written: store {store:.1} MB + docs/ {docs:.1} MB for {text_mb:.1} MB of text; ratio {:.2}",
             (store + docs) / text_mb

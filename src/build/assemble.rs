@@ -115,6 +115,7 @@ impl Stored {
             read: self.read,
             skipped: self.skipped,
             totals,
+            stages: Vec::new(),
         }
     }
 }

@@ -253,7 +253,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         None
     } else {
         let f = Arc::new(StoreFrontier::open(store.path())?);
-        let started = std::time::Instant::now();
+        let started = crate::progress::Started::now();
         let report = acquire_web(&web, topic, &f, progress, shared)?;
         for s in &report.sources {
             let failed: usize = s.failed.values().sum();
@@ -286,7 +286,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
     };
     let mut counts = Ingested::default();
     for mut reader in readers_of(topic, &frontier) {
-        let started = std::time::Instant::now();
+        let started = crate::progress::Started::now();
         let mut known = KnownFiles {
             files: store.known_files(reader.name())?,
             ..KnownFiles::default()

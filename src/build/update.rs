@@ -19,7 +19,6 @@ use crate::topic::Topic;
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// How newcomers are looked up in the store's signatures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -66,6 +65,8 @@ pub struct UpdateSummary {
     pub compare_seconds: f64,
     /// Figures of the whole collection.
     pub totals: collection::Counts,
+    /// Each stage's wall and CPU seconds, as its line on stderr gives them.
+    pub stages: Vec<crate::progress::StageTime>,
 }
 
 /// Adds what the topic's sources deliver anew to the built collection.
@@ -137,7 +138,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     )?;
     testhooks::pause("read");
 
-    let started = Instant::now();
+    let started = crate::progress::Started::now();
     let settled = settle_pending(
         &mut store,
         run,
@@ -146,7 +147,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         &topic.dedup,
         opts.lookup,
     )?;
-    let compare_seconds = started.elapsed().as_secs_f64();
+    let compare_seconds = started.secs();
     testhooks::pause("dedup");
     let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     if !ruled.is_empty() {
@@ -174,6 +175,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
         new_review_pairs: settled.contained,
         compare_seconds,
         totals,
+        stages: progress.stage_times(),
     })
 }
 

@@ -273,6 +273,15 @@ fn stage_lines_go_to_stderr_and_never_into_json() {
         stderr(&json).contains("dedup: "),
         "stage lines stay on stderr"
     );
+    // The stages of the lines, with their wall and CPU seconds, in order.
+    let stages = summary["stages"].as_array().expect("stages listed");
+    let names: Vec<&str> = stages.iter().filter_map(|s| s["stage"].as_str()).collect();
+    assert_eq!(names.last(), Some(&"dedup"), "{summary}");
+    assert!(names.iter().any(|n| n.starts_with("read ")), "{summary}");
+    for s in stages {
+        assert!(s["secs"].as_f64().is_some_and(|t| t >= 0.0), "{s}");
+        assert!(s["cpu_secs"].as_f64().is_some_and(|t| t >= 0.0), "{s}");
+    }
 
     let quiet = run_ok(dir, &["--quiet", "build", t, "--out", "c"]);
     assert!(stderr(&quiet).is_empty(), "{}", stderr(&quiet));
