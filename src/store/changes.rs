@@ -4,9 +4,14 @@
 //! collection 0.5 s, whatever the update or review decision had changed. Once a sync has
 //! written the directory whole, it leaves a *stamp* (the meta key `manifest_stamp`: what the
 //! manifest file and `docs/` looked like when it ended), and from then on triggers on
-//! `documents` (schema v13) list in `manifest_changes` every document inserted, deleted or
-//! changed in a field its manifest line shows. The next sync rewrites only those lines and
-//! files, if the directory still matches the stamp; any other directory is synced whole.
+//! `documents` list in `manifest_changes` every document inserted, deleted or changed in a
+//! field its manifest line shows. The next sync rewrites only those lines and files, if the
+//! directory still matches the stamp; any other directory is synced whole.
+//!
+//! The triggers are created in the transaction that first sets the stamp, and a stamp is never
+//! removed, so they stand exactly when a stamp does (schema v15; in v13 and v14 they stood
+//! always and asked for the stamp on every row, which cost a build's writes before its first
+//! sync as much as the writes themselves).
 //!
 //! Each listed document carries a count of its changes, so a sync clears only what it has
 //! seen: a change made while it was writing (another process's review decision) stays listed
@@ -27,6 +32,42 @@ pub struct Change {
 }
 
 const STAMP_KEY: &str = "manifest_stamp";
+
+/// The triggers that list changed documents, created with the first stamp.
+const TRIGGERS: &str = r#"
+CREATE TRIGGER IF NOT EXISTS manifest_change_insert AFTER INSERT ON documents
+BEGIN
+    INSERT INTO manifest_changes(id) VALUES (NEW.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS manifest_change_update AFTER UPDATE OF id, source, locator, url,
+    title, lang, words, sha256, status, reason, duplicate_of, date, relevance, format ON documents
+BEGIN
+    INSERT INTO manifest_changes(id) VALUES (OLD.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+    INSERT INTO manifest_changes(id) VALUES (NEW.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS manifest_change_delete AFTER DELETE ON documents
+BEGIN
+    INSERT INTO manifest_changes(id) VALUES (OLD.id) ON CONFLICT(id) DO UPDATE SET n = n + 1;
+END;
+"#;
+
+/// In the migration to v15: the triggers again, on a store that a sync has stamped.
+pub(super) fn restore_triggers(
+    tx: &rusqlite::Transaction<'_>,
+    path: &std::path::Path,
+) -> Result<()> {
+    let stamped: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM meta WHERE key = ?1)",
+            [STAMP_KEY],
+            |r| r.get(0),
+        )
+        .at(path)?;
+    if stamped {
+        tx.execute_batch(TRIGGERS).at(path)?;
+    }
+    Ok(())
+}
 
 impl Store {
     /// The documents changed since the last sync, in id order.
@@ -63,7 +104,9 @@ impl Store {
                 clear.execute(params![c.id, c.n]).at(&self.path)?;
             }
         }
-        // On the transaction's connection, so the stamp commits with the clearing.
+        // On the transaction's connection, so the stamp commits with the clearing and with
+        // the triggers that must stand wherever a stamp does.
+        tx.execute_batch(TRIGGERS).at(&self.path)?;
         self.set_meta(STAMP_KEY, stamp)?;
         tx.commit().at(&self.path)
     }
@@ -92,6 +135,59 @@ mod tests {
         }
     }
 
+    fn triggers(s: &Store) -> i64 {
+        s.conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    /// A v14 store (triggers that asked for the stamp on every row) is migrated with its
+    /// triggers only when a sync had stamped it, and a stamped one goes on listing changes.
+    #[test]
+    fn the_v15_migration_keeps_the_triggers_of_a_stamped_store_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        for stamped in [false, true] {
+            let p = dir.path().join(format!("v14-{stamped}.sqlite"));
+            {
+                let c = rusqlite::Connection::open(&p).unwrap();
+                crate::store::text::register_pack(&c).unwrap();
+                for sql in &crate::store::MIGRATIONS[..14] {
+                    c.execute_batch(sql).unwrap();
+                }
+                c.pragma_update(None, "user_version", 14).unwrap();
+                if stamped {
+                    c.execute(
+                        "INSERT INTO meta(key, value) VALUES (?1, 'stamp-0')",
+                        [STAMP_KEY],
+                    )
+                    .unwrap();
+                }
+            }
+            let mut s = Store::open(&p).unwrap();
+            assert_eq!(triggers(&s), if stamped { 3 } else { 0 }, "{stamped}");
+            let run = s.begin_run("update", "{}").unwrap();
+            s.insert_documents(run, vec![(doc("a", "text"), vec![1])])
+                .unwrap();
+            s.record_dedup(run, &[kept("a")], &[]).unwrap();
+            let listed = s.manifest_changes().unwrap();
+            if stamped {
+                assert_eq!(
+                    listed,
+                    vec![Change {
+                        id: "a".into(),
+                        n: 3
+                    }]
+                );
+            } else {
+                assert!(listed.is_empty(), "{listed:?}");
+            }
+        }
+    }
+
     #[test]
     fn changes_are_listed_only_once_a_stamp_stands_and_cleared_only_as_seen() {
         let dir = tempfile::tempdir().unwrap();
@@ -103,8 +199,12 @@ mod tests {
         )
         .unwrap();
         assert!(s.manifest_changes().unwrap().is_empty(), "no stamp yet");
+        assert_eq!(triggers(&s), 0, "no triggers to ask each row");
 
         s.record_sync("stamp-1", &[]).unwrap();
+        assert_eq!(triggers(&s), 3);
+        s.record_sync("stamp-1", &[]).unwrap();
+        assert_eq!(triggers(&s), 3, "a second stamp leaves them as they are");
         s.record_dedup(run, &[kept("b")], &[]).unwrap();
         s.insert_documents(run, vec![(doc("c", "text"), vec![3])])
             .unwrap();
