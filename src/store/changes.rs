@@ -148,7 +148,7 @@ mod tests {
     /// A v14 store (triggers that asked for the stamp on every row) is migrated with its
     /// triggers only when a sync had stamped it, and a stamped one goes on listing changes.
     #[test]
-    fn the_v15_migration_keeps_the_triggers_of_a_stamped_store_alone() {
+    fn the_v15_migration_gives_the_triggers_back_only_to_a_stamped_store() {
         let dir = tempfile::tempdir().unwrap();
         for stamped in [false, true] {
             let p = dir.path().join(format!("v14-{stamped}.sqlite"));
