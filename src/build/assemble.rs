@@ -11,6 +11,7 @@ use super::{outcome_of, BuildSummary};
 use crate::collection;
 use crate::dedup::distributed::PairRecord;
 use crate::error::{bad_input, Skip, SkipReason};
+use crate::sign::Detector;
 use crate::store::{Document, Outcome, Status, Store, StoredPair};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
@@ -122,7 +123,13 @@ impl Stored {
 
 /// Stores the job's documents (in batches, as a build's ingest does) and each source's
 /// skipped lines.
-fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> Result<Stored> {
+fn store_documents(
+    store: &mut Store,
+    run: i64,
+    topic: &Topic,
+    detector: &dyn Detector,
+    parts: &Path,
+) -> Result<Stored> {
     let paths = source_paths(topic);
     let mut skips: BTreeMap<String, Vec<Skip>> = BTreeMap::new();
     let mut batch: Vec<(Document, Vec<u64>)> = Vec::with_capacity(BATCH);
@@ -143,7 +150,7 @@ fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> 
             }
             batch.push((doc, sig));
             if batch.len() >= BATCH {
-                store.insert_documents(run, std::mem::take(&mut batch))?;
+                store.insert_documents(run, std::mem::take(&mut batch), Some(detector))?;
             }
             return Ok(());
         }
@@ -179,7 +186,7 @@ fn store_documents(store: &mut Store, run: i64, topic: &Topic, parts: &Path) -> 
         skips.entry(s.source).or_default().push(skip);
         Ok(())
     })?;
-    store.insert_documents(run, batch)?;
+    store.insert_documents(run, batch, Some(detector))?;
     let mut skipped = 0;
     for name in topic.source_names() {
         let mut list = skips.remove(&name).unwrap_or_default();
@@ -283,7 +290,7 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
     });
     let run = store.begin_run("spark-job", &params.to_string())?;
     store.defer_postings_index()?;
-    let mut stored = store_documents(&mut store, run, topic, parts)?;
+    let mut stored = store_documents(&mut store, run, topic, detector.as_ref(), parts)?;
     let pairs = read_pairs(parts)?;
     let outcomes = read_choices(parts, std::mem::take(&mut stored.compared))?;
     store.record_dedup(run, &outcomes, &pairs)?;
@@ -305,7 +312,8 @@ pub fn assemble_update(topic: &Topic, parts: &Path, out: &Path) -> Result<BuildS
     let params = serde_json::json!({"topic": topic.name, "parts": parts});
     let run = store.begin_run("spark-job --update", &params.to_string())?;
     store.index_postings()?;
-    let mut stored = store_documents(&mut store, run, topic, parts)?;
+    let detector = super::detector_of(topic)?;
+    let mut stored = store_documents(&mut store, run, topic, detector.as_ref(), parts)?;
     let pairs = read_pairs(parts)?;
     let outcomes = read_choices(parts, std::mem::take(&mut stored.compared))?;
     store.record_update(&outcomes, &pairs, run)?;

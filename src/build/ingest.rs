@@ -525,7 +525,13 @@ impl<'scope> Pipeline<'scope> {
         let preparing = scope.spawn(move || match docs_dir {
             None => {
                 for docs in raw {
-                    if ready.send(Ok(Packed::new(preparer.prepare(docs)))).is_err() {
+                    if ready
+                        .send(Ok(Packed::new(
+                            preparer.prepare(docs),
+                            Some(preparer.detector),
+                        )))
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -543,7 +549,10 @@ impl<'scope> Pipeline<'scope> {
                 });
                 for docs in raw {
                     if to_write
-                        .send(Packed::for_docs(preparer.prepare(docs)))
+                        .send(Packed::for_docs(
+                            preparer.prepare(docs),
+                            Some(preparer.detector),
+                        ))
                         .is_err()
                     {
                         break;

@@ -130,7 +130,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
                     },
                 )
                 .collect();
-            store.insert_documents(run, signed)?;
+            store.insert_documents(run, signed, Some(preparer.detector))?;
         }
         store.index_postings()?;
         let with_text: Vec<Document> = docs

@@ -120,16 +120,35 @@ impl Engine<'_> {
         queries: usize,
         full_texts: &mut TextSource,
     ) -> Result<Found> {
+        let sizes = sigs.par_iter().map(|s| self.detector.size_of(s)).collect();
+        self.find_sized(sigs, sizes, queries, full_texts)
+    }
+
+    /// [`Engine::find`] with each signature's [`Detector::size_of`] given. A document whose
+    /// size is given may come with only the elements of its signature that one of the first
+    /// `queries` documents holds: only pairs with one of those are judged, and judging reads
+    /// nothing else of a sized signature (`update`'s stored partners, whose whole signatures
+    /// it would otherwise load).
+    pub fn find_sized(
+        &self,
+        sigs: &[Vec<u64>],
+        sizes: Vec<Option<SigSize>>,
+        queries: usize,
+        full_texts: &mut TextSource,
+    ) -> Result<Found> {
         let (detector, thresholds) = (self.detector, self.thresholds);
         let grey = grey_zone_of(detector, self.grey);
         let triage = Triage {
             grey,
-            exact: sigs.iter().map(|s| detector.is_exact(s)).collect(),
+            exact: sigs
+                .iter()
+                .zip(&sizes)
+                .map(|(s, size)| size.map_or_else(|| detector.is_exact(s), |size| size.exact))
+                .collect(),
             shingle: detector.shingle(),
         };
         let all = self.wanted == Wanted::All;
         let keep = |p: &Pair| all || p.verdict != Verdict::Different || triage.needs(p);
-        let sizes: Vec<Option<SigSize>> = sigs.par_iter().map(|s| detector.size_of(s)).collect();
         let mut candidates = 0;
         let mut pairs = Vec::new();
         // Judged a block at a time: only the pairs kept are ever held, not every pair that
@@ -595,6 +614,74 @@ mod tests {
             (Verdict::Different, false)
         );
         assert!(ModM::new(4, 25, 8).is_exact(&ModM::new(4, 25, 8).sign(&canon(&words(0..30, "s")))));
+    }
+
+    #[test]
+    fn sized_documents_judged_on_the_elements_they_share_give_the_same_pairs() {
+        let det = ModM::new(4, 25, 8);
+        // Two newcomers; after them stored documents: a near-copy, a short one holding a passage
+        // (a full index: unsure until verified), one sharing a passage (the grey zone), one
+        // sharing nothing, and a copy of a newcomer among the stored.
+        let texts = [
+            words(0..1500, "s"),
+            format!("{} {}", words(0..40, "t"), words(200..260, "s")),
+            format!("{} {}", words(0..1400, "s"), words(0..60, "n")),
+            format!("{} {}", words(300..330, "s"), words(0..27, "x")),
+            between("g", 300, &words(600..640, "s"), 300),
+            words(0..500, "z"),
+            format!("{} {}", words(0..40, "t"), words(200..260, "s")),
+        ];
+        let canons: Vec<CanonText> = texts.iter().map(|t| canon(t)).collect();
+        let sigs: Vec<Vec<u64>> = canons.iter().map(|c| det.sign(c)).collect();
+        let queries = 2;
+        let engine = Engine {
+            detector: &det,
+            thresholds: &thresholds(),
+            grey: &grey(),
+            wanted: Wanted::All,
+        };
+        let mut texts_of =
+            |need: &[u32], sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>| {
+                sink(
+                    need.iter()
+                        .map(|&i| (i, canons[i as usize].clone()))
+                        .collect(),
+                )
+            };
+        let whole = engine.find(&sigs, queries, &mut texts_of).unwrap();
+        let held: std::collections::HashSet<u64> =
+            sigs[..queries].iter().flatten().copied().collect();
+        let sizes: Vec<Option<SigSize>> = sigs.iter().map(|s| det.size_of(s)).collect();
+        let shared: Vec<Vec<u64>> = sigs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match i < queries {
+                true => s.clone(),
+                false => s.iter().copied().filter(|e| held.contains(e)).collect(),
+            })
+            .collect();
+        assert!(shared[5].is_empty() && shared[2].len() < sigs[2].len());
+        let sized = engine
+            .find_sized(&shared, sizes, queries, &mut texts_of)
+            .unwrap();
+        assert_eq!(sized.pairs, whole.pairs);
+        assert_eq!(sized.candidates, whole.candidates);
+        assert_eq!(sized.verified, whole.verified);
+        let verdicts: Vec<(u32, u32, Verdict)> =
+            whole.pairs.iter().map(|p| (p.a, p.b, p.verdict)).collect();
+        assert!(
+            verdicts.contains(&(0, 2, Verdict::Duplicate)),
+            "{verdicts:?}"
+        );
+        assert!(
+            verdicts.contains(&(1, 6, Verdict::Duplicate)),
+            "{verdicts:?}"
+        );
+        assert!(whole.pairs.iter().any(|p| p.verified), "{verdicts:?}");
+        // A size given for a document says whether it is a full index, as its signature does.
+        for s in &sigs {
+            assert_eq!(det.size_of(s).map(|z| z.exact), Some(det.is_exact(s)));
+        }
     }
 
     #[test]

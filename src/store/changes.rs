@@ -170,7 +170,7 @@ mod tests {
             let mut s = Store::open(&p).unwrap();
             assert_eq!(triggers(&s), if stamped { 3 } else { 0 }, "{stamped}");
             let run = s.begin_run("update", "{}").unwrap();
-            s.insert_documents(run, vec![(doc("a", "text"), vec![1])])
+            s.insert_documents(run, vec![(doc("a", "text"), vec![1])], None)
                 .unwrap();
             s.record_dedup(run, &[kept("a")], &[]).unwrap();
             let listed = s.manifest_changes().unwrap();
@@ -196,6 +196,7 @@ mod tests {
         s.insert_documents(
             run,
             vec![(doc("a", "text"), vec![1]), (doc("b", "text"), vec![2])],
+            None,
         )
         .unwrap();
         assert!(s.manifest_changes().unwrap().is_empty(), "no stamp yet");
@@ -206,7 +207,7 @@ mod tests {
         s.record_sync("stamp-1", &[]).unwrap();
         assert_eq!(triggers(&s), 3, "a second stamp leaves them as they are");
         s.record_dedup(run, &[kept("b")], &[]).unwrap();
-        s.insert_documents(run, vec![(doc("c", "text"), vec![3])])
+        s.insert_documents(run, vec![(doc("c", "text"), vec![3])], None)
             .unwrap();
         let seen = s.manifest_changes().unwrap();
         assert_eq!(

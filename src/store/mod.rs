@@ -15,7 +15,7 @@ pub mod text;
 
 use crate::acquire::{Frontier, UrlRecord, UrlState};
 use crate::error::StoreCorrupt;
-use crate::sign::Verdict;
+use crate::sign::{Detector, SigSize, Verdict};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
@@ -227,6 +227,16 @@ CREATE INDEX documents_figures ON documents(source, status, raw_bytes, text_byte
 DROP TRIGGER manifest_change_insert;
 DROP TRIGGER manifest_change_update;
 DROP TRIGGER manifest_change_delete;
+"#,
+    // v16 (speed): what judging a pair reads of a document's signature (`SigSize`: its
+    // elements, sampled ones, whether it is a full index), so that `update` weighs a stored
+    // partner from three numbers and the fingerprints it shares with the newcomers instead of
+    // loading its whole signature (`sig_size` held the elements already). NULL where unknown:
+    // stored before, or by a detector that reads whole signatures; `update` loads those whole
+    // and fills them in.
+    r#"
+ALTER TABLE documents ADD COLUMN sig_sampled INTEGER;
+ALTER TABLE documents ADD COLUMN sig_exact INTEGER;
 "#,
 ];
 
@@ -501,6 +511,9 @@ pub struct Packed {
     docs: Vec<(Document, Vec<u64>)>,
     /// None: the text is in `docs/`, on disk ([`Unwritten::write`]).
     frames: Vec<Option<Vec<u8>>>,
+    /// Each signature's sizes, as the detector that made it tells them (`None`: it does not,
+    /// or it was not asked).
+    sizes: Vec<Option<SigSize>>,
 }
 
 /// What [`Store::insert_packed`] stored.
@@ -515,25 +528,39 @@ pub struct Inserted {
 }
 
 impl Packed {
-    /// Packs the texts on the rayon pool.
-    pub fn new(docs: Vec<(Document, Vec<u64>)>) -> Packed {
-        use rayon::prelude::*;
-        let frames = docs
-            .par_iter()
-            .map(|(d, _)| Some(text::pack(&d.text)))
-            .collect();
-        Packed { docs, frames }
+    /// Packs the texts, and sizes the signatures `detector` made, on the rayon pool.
+    pub fn new(docs: Vec<(Document, Vec<u64>)>, detector: Option<&dyn Detector>) -> Packed {
+        Packed::packing(docs, detector, |_| true)
     }
 
     /// For a build: packs, on the rayon pool, the texts of the documents not bound for dedup;
     /// the others are to be written into `docs/` by [`Unwritten::write`].
-    pub fn for_docs(docs: Vec<(Document, Vec<u64>)>) -> Unwritten {
+    pub fn for_docs(docs: Vec<(Document, Vec<u64>)>, detector: Option<&dyn Detector>) -> Unwritten {
+        Unwritten(Packed::packing(docs, detector, |d| {
+            !kept::lives_in_docs(d.status)
+        }))
+    }
+
+    fn packing(
+        docs: Vec<(Document, Vec<u64>)>,
+        detector: Option<&dyn Detector>,
+        packs: impl Fn(&Document) -> bool + Sync,
+    ) -> Packed {
         use rayon::prelude::*;
-        let frames = docs
+        let (frames, sizes) = docs
             .par_iter()
-            .map(|(d, _)| (!kept::lives_in_docs(d.status)).then(|| text::pack(&d.text)))
-            .collect();
-        Unwritten(Packed { docs, frames })
+            .map(|(d, sig)| {
+                (
+                    packs(d).then(|| text::pack(&d.text)),
+                    detector.and_then(|det| det.size_of(sig)),
+                )
+            })
+            .unzip();
+        Packed {
+            docs,
+            frames,
+            sizes,
+        }
     }
 }
 
@@ -811,10 +838,15 @@ impl Store {
             .is_some())
     }
 
-    /// Stores documents and their signatures in one transaction; already stored ids are skipped.
-    /// Returns how many were new.
-    pub fn insert_documents(&mut self, run: i64, docs: Vec<(Document, Vec<u64>)>) -> Result<usize> {
-        Ok(self.insert_packed(run, &Packed::new(docs))?.added)
+    /// Stores documents and their signatures, made by `detector` (which tells their sizes),
+    /// in one transaction; already stored ids are skipped. Returns how many were new.
+    pub fn insert_documents(
+        &mut self,
+        run: i64,
+        docs: Vec<(Document, Vec<u64>)>,
+        detector: Option<&dyn Detector>,
+    ) -> Result<usize> {
+        Ok(self.insert_packed(run, &Packed::new(docs, detector))?.added)
     }
 
     /// [`Store::insert_documents`] for a batch packed beforehand (by the thread that prepares
@@ -837,16 +869,16 @@ impl Store {
     }
 
     fn insert_packed_rows(&mut self, run: i64, batch: &Packed) -> Result<Inserted> {
-        let (docs, frames) = (&batch.docs, &batch.frames);
+        let (docs, frames, sizes) = (&batch.docs, &batch.frames, &batch.sizes);
         let tx = self.conn.transaction().at(&self.path)?;
         let mut added = Inserted::default();
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR IGNORE INTO documents(id, source, source_rank, locator, url, title, lang,
                     raw_bytes, text_bytes, words, sha256, status, reason, duplicate_of, sig_size, added_run, date,
-                    relevance, relevance_terms, format)
+                    relevance, relevance_terms, format, sig_sampled, sig_exact)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20)",
+                    ?17, ?18, ?19, ?20, ?21, ?22)",
             ).at(&self.path)?;
             // Postings go in by statements of several rows: one statement per posting was
             // most of the cost of storing a batch. `OR IGNORE` spares each statement its
@@ -870,7 +902,7 @@ impl Store {
             let mut text = tx
                 .prepare_cached("INSERT INTO texts(num, text) VALUES (?1, ?2)")
                 .at(&self.path)?;
-            for ((d, sig), frame) in docs.iter().zip(frames) {
+            for (((d, sig), frame), size) in docs.iter().zip(frames).zip(sizes) {
                 let n = ins
                     .execute(params![
                         d.id,
@@ -892,7 +924,9 @@ impl Store {
                         d.date,
                         d.relevance,
                         d.relevance_terms,
-                        d.format
+                        d.format,
+                        size.map(|s| s.sampled as i64),
+                        size.map(|s| s.exact)
                     ])
                     .at(&self.path)?;
                 if n == 0 {
@@ -1310,7 +1344,7 @@ pub(crate) mod tests {
         let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
         let run = s.begin_run("build", "{}").unwrap();
         let docs = ["a", "b", "c", "d"].map(|id| (doc(id, "x y"), vec![]));
-        s.insert_documents(run, docs.to_vec()).unwrap();
+        s.insert_documents(run, docs.to_vec(), None).unwrap();
         // (a in b), (c in d), (d in a) contained, one pair of another verdict.
         for (a, b, ab, ba, verdict) in [
             ("a", "b", 0.9, 0.5, "contained"),
@@ -1357,12 +1391,13 @@ pub(crate) mod tests {
                     (doc("b", "two words"), vec![5, big]),
                     (doc("a", "x y"), vec![]),
                 ],
+                None,
             )
             .unwrap();
         assert_eq!(added, 2);
         // Same ids again: nothing added, nothing duplicated.
         assert_eq!(
-            s.insert_documents(run, vec![(doc("b", "two words"), vec![5])])
+            s.insert_documents(run, vec![(doc("b", "two words"), vec![5])], None)
                 .unwrap(),
             0
         );
@@ -1373,6 +1408,53 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn signature_sizes_are_stored_when_the_detector_tells_them_and_filled_in_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        let det = crate::sign::ModM::new(4, 25, 8);
+        // Ten sampled fingerprints (multiples of 25): a sample; three and one other: a full index.
+        let sample: Vec<u64> = (1..=10).map(|i| i * 25).collect();
+        s.insert_documents(
+            run,
+            vec![
+                (doc("a", "x"), sample.clone()),
+                (doc("b", "x"), vec![25, 50, 75, 76]),
+            ],
+            Some(&det),
+        )
+        .unwrap();
+        s.insert_documents(run, vec![(doc("c", "x"), vec![25, 26])], None)
+            .unwrap();
+        let parts = s.partners(&[3, 1, 2, 9]).unwrap();
+        let sizes: Vec<(&str, Option<SigSize>)> =
+            parts.iter().map(|p| (p.id.as_str(), p.size)).collect();
+        let size = |len, sampled, exact| {
+            Some(SigSize {
+                len,
+                sampled,
+                exact,
+            })
+        };
+        assert_eq!(
+            sizes,
+            vec![
+                ("a", size(10, 10, false)),
+                ("b", size(4, 3, true)),
+                ("c", None)
+            ],
+            "in number order, an unknown number left out"
+        );
+        assert_eq!(
+            s.signatures_of(&[3, 1]).unwrap(),
+            vec![(1, sample), (3, vec![25, 26])]
+        );
+        s.record_signature_sizes(&[(3, size(2, 1, true).unwrap())])
+            .unwrap();
+        assert_eq!(s.partners(&[3]).unwrap()[0].size, size(2, 1, true));
+    }
+
+    #[test]
     fn dedup_outcome_is_recorded() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
@@ -1380,6 +1462,7 @@ pub(crate) mod tests {
         s.insert_documents(
             run,
             vec![(doc("a", "x"), vec![1]), (doc("b", "x"), vec![1])],
+            None,
         )
         .unwrap();
         let pair = StoredPair {
@@ -1536,7 +1619,7 @@ pub(crate) mod tests {
         let p = dir.path().join("c.sqlite");
         let mut s = Store::open(&p).unwrap();
         let run = s.begin_run("build", "{}").unwrap();
-        s.insert_documents(run, vec![(doc("a", "x y"), vec![1])])
+        s.insert_documents(run, vec![(doc("a", "x y"), vec![1])], None)
             .unwrap();
         s.conn
             .execute("UPDATE texts SET text = CAST(x'fffe' AS TEXT)", [])

@@ -1,11 +1,30 @@
 //! Store queries for `update`, review, export and stats (kept apart from `store.rs`, which the
 //! build stages own, so both can change without touching each other).
 
-use crate::sign::Verdict;
+use crate::sign::{SigSize, Verdict};
 use crate::store::kept::TextRow;
 use crate::store::{nan_to_null, At, Outcome, Status, Store, StoredPair};
 use anyhow::Result;
 use rusqlite::{params, OptionalExtension};
+
+/// What comparing a newcomer against a stored document reads of the stored one
+/// ([`Store::partners`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPartner {
+    /// Row number (the postings refer to it).
+    pub num: i64,
+    /// Stable id.
+    pub id: String,
+    /// Position of its source in the topic.
+    pub source_rank: u32,
+    /// Words in the cleaned text.
+    pub words: u64,
+    /// Where it stands.
+    pub status: Status,
+    /// Its signature's sizes; `None` when stored without them (before schema v16, or by a
+    /// detector that reads whole signatures).
+    pub size: Option<SigSize>,
+}
 
 /// A document's metadata without its text: what manifests, reports and listings need.
 #[derive(Debug, Clone, PartialEq)]
@@ -350,24 +369,48 @@ impl Store {
             .at(&self.path)
     }
 
-    /// Metadata and signature (sorted) of the documents numbered `nums` the store holds, in
-    /// number order: two joins over a temporary table of the numbers, where a lookup of each
-    /// cost an update 13 µs per stored partner (12,000 of them for 1,000 newcomers to a
-    /// 100,000-document store).
-    pub fn metas_and_signatures(&self, nums: &[i64]) -> Result<Vec<(DocMeta, Vec<u64>)>> {
+    /// What comparing against the documents numbered `nums` reads of them, in number order,
+    /// for those the store holds: one join over a temporary table of the numbers, where a
+    /// lookup of each cost an update 13 µs per stored partner (12,000 of them for 1,000
+    /// newcomers to a 100,000-document store).
+    pub fn partners(&self, nums: &[i64]) -> Result<Vec<StoredPartner>> {
         const NUMS: &str = "partner_nums";
         self.fill_temp(NUMS, nums.iter().copied())?;
         let mut stmt = self
             .conn
             .prepare(&format!(
-                "SELECT {META_COLS} FROM temp.{NUMS} q CROSS JOIN documents d ON d.num = q.n ORDER BY q.n"
+                "SELECT d.num, d.id, d.source_rank, d.words, d.status, d.sig_size, d.sig_sampled,
+                        d.sig_exact
+                 FROM temp.{NUMS} q CROSS JOIN documents d ON d.num = q.n ORDER BY q.n"
             ))
             .at(&self.path)?;
-        let metas = stmt
-            .query_map([], meta_row)
-            .at(&self.path)?
-            .collect::<rusqlite::Result<Vec<_>>>()
+        let rows = stmt
+            .query_map([], |r| {
+                let len: i64 = r.get(5)?;
+                let sampled: Option<i64> = r.get(6)?;
+                let exact: Option<bool> = r.get(7)?;
+                Ok(StoredPartner {
+                    num: r.get(0)?,
+                    id: r.get(1)?,
+                    source_rank: r.get(2)?,
+                    words: r.get::<_, i64>(3)? as u64,
+                    status: r.get(4)?,
+                    size: sampled.zip(exact).map(|(sampled, exact)| SigSize {
+                        len: len as usize,
+                        sampled: sampled as usize,
+                        exact,
+                    }),
+                })
+            })
             .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+
+    /// The signatures (sorted) of the documents numbered `nums`, in number order; a number
+    /// without postings has none listed.
+    pub fn signatures_of(&self, nums: &[i64]) -> Result<Vec<(i64, Vec<u64>)>> {
+        const NUMS: &str = "signature_nums";
+        self.fill_temp(NUMS, nums.iter().copied())?;
         let mut stmt = self
             .conn
             .prepare(&format!(
@@ -376,26 +419,43 @@ impl Store {
             ))
             .at(&self.path)?;
         let mut rows = stmt.query([]).at(&self.path)?;
-        let mut found: Vec<(DocMeta, Vec<u64>)> =
-            metas.into_iter().map(|m| (m, Vec::new())).collect();
-        let mut at = 0;
+        let mut found: Vec<(i64, Vec<u64>)> = Vec::new();
         while let Some(r) = rows.next().at(&self.path)? {
             let doc: i64 = r.get(0).at(&self.path)?;
+            // SQLite integers are signed: the u64 bit pattern is kept as is.
             let fp: i64 = r.get(1).at(&self.path)?;
-            while found.get(at).is_some_and(|(m, _)| m.num < doc) {
-                at += 1;
-            }
-            // A posting of a number with no document row has no one to go to.
-            if let Some((m, sig)) = found.get_mut(at) {
-                if m.num == doc {
-                    sig.push(fp as u64);
-                }
+            match found.last_mut() {
+                Some((last, sig)) if *last == doc => sig.push(fp as u64),
+                _ => found.push((doc, vec![fp as u64])),
             }
         }
         for (_, sig) in &mut found {
             sig.sort_unstable();
         }
         Ok(found)
+    }
+
+    /// Records the signature sizes of stored documents that were stored without them.
+    pub fn record_signature_sizes(&mut self, sizes: &[(i64, SigSize)]) -> Result<()> {
+        let tx = self.conn.transaction().at(&self.path)?;
+        {
+            let mut set = tx
+                .prepare(
+                    "UPDATE documents SET sig_size = ?2, sig_sampled = ?3, sig_exact = ?4
+                     WHERE num = ?1",
+                )
+                .at(&self.path)?;
+            for (num, size) in sizes {
+                set.execute(params![
+                    num,
+                    size.len as i64,
+                    size.sampled as i64,
+                    size.exact
+                ])
+                .at(&self.path)?;
+            }
+        }
+        tx.commit().at(&self.path)
     }
 
     /// The cleaned text of one document: from the store, or from `docs/` for a kept one

@@ -383,7 +383,7 @@ mod tests {
             .iter()
             .map(|id| (crate::store::tests::doc(id, "t"), vec![1]))
             .collect();
-        s.insert_documents(run, docs).unwrap();
+        s.insert_documents(run, docs, None).unwrap();
         let contained = |a: &str, b: &str| StoredPair {
             id: 0,
             a: a.into(),

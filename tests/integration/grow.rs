@@ -322,6 +322,65 @@ fn killed_update_reruns_to_the_uninterrupted_collection() {
     }
 }
 
+/// `(stored documents, of them without signature sizes)`.
+fn sizes_unknown(w: &Work) -> (i64, i64) {
+    let db = rusqlite::Connection::open(w.out().join("collection.sqlite")).unwrap();
+    db.query_row(
+        "SELECT COUNT(*), COUNT(*) - COUNT(sig_sampled) FROM documents",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_update_weighs_stored_partners_by_their_sizes_or_by_their_signatures_alike() {
+    let sized = Work::new();
+    sized.add(&round(0));
+    sized.build();
+    assert_eq!(sizes_unknown(&sized).1, 0, "a build stores every size");
+    sized.add(&round(1));
+    let grown = sized.update();
+    assert!(
+        grown["duplicates"].as_u64().unwrap() + grown["new_review_pairs"].as_u64().unwrap() > 0
+    );
+
+    // As a store written before the sizes were: the update loads its partners' signatures.
+    let unsized_store = Work::new();
+    unsized_store.add(&round(0));
+    unsized_store.build();
+    let db = rusqlite::Connection::open(unsized_store.out().join("collection.sqlite")).unwrap();
+    db.execute(
+        "UPDATE documents SET sig_sampled = NULL, sig_exact = NULL",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let (stored, _) = sizes_unknown(&unsized_store);
+    unsized_store.add(&round(1));
+    let grown_unsized = unsized_store.update();
+    assert_eq!(
+        grown_unsized,
+        Value::Object({
+            let mut g = grown.as_object().unwrap().clone();
+            g.insert("out".into(), grown_unsized["out"].clone());
+            g.insert(
+                "compare_seconds".into(),
+                grown_unsized["compare_seconds"].clone(),
+            );
+            g.insert("stages".into(), grown_unsized["stages"].clone());
+            g
+        })
+    );
+    assert_eq!(unsized_store.snapshot(), sized.snapshot());
+    // The partners it loaded have their sizes now; the newcomers came with theirs.
+    let (after, unknown) = sizes_unknown(&unsized_store);
+    assert!(
+        after > stored && unknown < stored,
+        "{unknown} of {stored} still unknown"
+    );
+}
+
 /// `(status, duplicate_of)` by locator (the file name), from a manifest.
 fn outcome_of(manifest: &[Value]) -> std::collections::BTreeMap<String, (String, Value)> {
     manifest
