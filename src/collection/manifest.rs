@@ -113,33 +113,39 @@ fn merge(file: &Path, tmp: &Path, changes: &[Change], changed: &[DocMeta]) -> Re
         lines.push((c.id.as_str(), meta.map(line).transpose()?));
     }
     let mut lines = lines.into_iter().peekable();
-    let mut buf = String::new();
-    let mut previous: Option<String> = None;
+    // Buffers reused from line to line: a string made for each of 100,000 lines was a third of
+    // the merge's instructions.
+    let mut buf: Vec<u8> = Vec::new();
+    let mut previous: Option<Vec<u8>> = None;
     loop {
         buf.clear();
         let n = old
-            .read_line(&mut buf)
+            .read_until(b'\n', &mut buf)
             .with_context(|| format!("{}: cannot read", file.display()))?;
         if n == 0 {
             break;
         }
-        let Some(id) = line_id(&buf) else {
+        let Some(id) = std::str::from_utf8(&buf).ok().and_then(line_id) else {
             return Ok(false);
         };
-        if previous.as_deref().is_some_and(|p| p >= id.as_str()) {
+        let id: &str = &id;
+        if previous.as_deref().is_some_and(|p| p >= id.as_bytes()) {
             return Ok(false);
         }
-        while let Some((_, line)) = lines.next_if(|(c, _)| *c < id.as_str()) {
+        while let Some((_, line)) = lines.next_if(|(c, _)| *c < id) {
             if let Some(l) = line {
                 new.write_all(l.as_bytes()).with_context(write_err)?;
             }
         }
-        match lines.next_if(|(c, _)| *c == id.as_str()) {
+        let replaced = lines.next_if(|(c, _)| *c == id);
+        let previous = previous.get_or_insert_with(Vec::new);
+        previous.clear();
+        previous.extend_from_slice(id.as_bytes());
+        match replaced {
             Some((_, Some(l))) => new.write_all(l.as_bytes()).with_context(write_err)?,
             Some((_, None)) => {}
-            None => new.write_all(buf.as_bytes()).with_context(write_err)?,
+            None => new.write_all(&buf).with_context(write_err)?,
         }
-        previous = Some(id);
     }
     for (_, line) in lines {
         if let Some(l) = line {
@@ -153,14 +159,26 @@ fn merge(file: &Path, tmp: &Path, changes: &[Change], changed: &[DocMeta]) -> Re
 }
 
 /// The id of a manifest line (None: not a whole line [`line`] wrote).
-fn line_id(l: &str) -> Option<String> {
+fn line_id(l: &str) -> Option<std::borrow::Cow<'_, str>> {
     let rest = l.strip_prefix("{\"id\":")?;
     if !l.ends_with("}\n") {
         return None;
     }
+    // An id without escapes is the text up to the next quote.
+    if let Some(plain) = rest
+        .strip_prefix('"')
+        .and_then(|r| r.split_once('"'))
+        .map(|(id, _)| id)
+    {
+        if !plain.contains('\\') {
+            return Some(std::borrow::Cow::Borrowed(plain));
+        }
+    }
     // Reads the first value only, the id string, not the rest of the line.
     let mut de = serde_json::Deserializer::from_str(rest);
-    String::deserialize(&mut de).ok()
+    String::deserialize(&mut de)
+        .ok()
+        .map(std::borrow::Cow::Owned)
 }
 
 /// What the collection directory looked like when a sync ended: the manifest's size and time,

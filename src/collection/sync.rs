@@ -146,7 +146,7 @@ fn sync_docs(
         .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
         .collect();
-    hold_leaving_texts(store, docs_dir, files)?;
+    hold_leaving_texts(store, docs_dir, files, docs)?;
     let leaving: Vec<&str> = match files {
         Files::Listed(present) => present
             .iter()
@@ -194,10 +194,24 @@ fn sync_docs(
 }
 
 /// Before the files of texts no longer kept are removed, the store takes the texts it does not
-/// hold yet (it gave them up when they were kept).
-fn hold_leaving_texts(store: &Store, docs_dir: &Path, files: &Files<'_>) -> Result<()> {
+/// hold yet (it gave them up when they were kept). Where `docs/` is as the last sync left it,
+/// only a document that changed since (one of `docs`) can have left.
+fn hold_leaving_texts(
+    store: &Store,
+    docs_dir: &Path,
+    files: &Files<'_>,
+    docs: &[DocMeta],
+) -> Result<()> {
+    let changed: Vec<i64>;
+    let among = match files {
+        Files::Listed(_) => None,
+        Files::Asked(_) => {
+            changed = docs.iter().map(|d| d.num).collect();
+            Some(changed.as_slice())
+        }
+    };
     let mut leaving = Vec::new();
-    for (num, id, sha256) in store.unkept_texts_not_held()? {
+    for (num, id, sha256) in store.unkept_texts_not_held(among)? {
         if !files.has(&id) {
             continue;
         }

@@ -156,23 +156,46 @@ impl Store {
         self.id_rows(
             "SELECT d.num, d.id, d.sha256 FROM texts t CROSS JOIN documents d ON d.num = t.num
              WHERE d.status = 'kept' ORDER BY t.num",
+            None,
         )
     }
 
     /// Documents not kept whose text the store does not hold (it is in `docs/`, where they
-    /// were kept, or nowhere): `(num, id, sha256)`.
-    pub fn unkept_texts_not_held(&self) -> Result<Vec<(i64, String, String)>> {
-        self.id_rows(
-            "SELECT d.num, d.id, d.sha256 FROM documents d LEFT JOIN texts t ON t.num = d.num
-             WHERE t.num IS NULL AND d.status != 'kept' ORDER BY d.num",
-        )
+    /// were kept, or nowhere): `(num, id, sha256)`; of those numbered `among`, when given.
+    pub fn unkept_texts_not_held(
+        &self,
+        among: Option<&[i64]>,
+    ) -> Result<Vec<(i64, String, String)>> {
+        const NOT_HELD: &str = "LEFT JOIN texts t ON t.num = d.num
+             WHERE t.num IS NULL AND d.status != 'kept' ORDER BY d.num";
+        match among {
+            None => self.id_rows(
+                &format!("SELECT d.num, d.id, d.sha256 FROM documents d {NOT_HELD}"),
+                None,
+            ),
+            // Every document's row was 0.03 s of an update to a 100,000-document store.
+            Some(nums) => self.id_rows(
+                &format!(
+                    "SELECT d.num, d.id, d.sha256 FROM rarray(?1) q
+                     CROSS JOIN documents d ON d.num = q.value {NOT_HELD}"
+                ),
+                Some(Store::value_array(nums.iter().copied())),
+            ),
+        }
     }
 
-    fn id_rows(&self, sql: &str) -> Result<Vec<(i64, String, String)>> {
+    fn id_rows(
+        &self,
+        sql: &str,
+        nums: Option<rusqlite::vtab::array::Array>,
+    ) -> Result<Vec<(i64, String, String)>> {
         let mut stmt = self.conn.prepare(sql).at(&self.path)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .at(&self.path)?;
+        let row = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?, r.get(2)?));
+        let rows = match nums {
+            Some(nums) => stmt.query_map([nums], row),
+            None => stmt.query_map([], row),
+        }
+        .at(&self.path)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 

@@ -374,18 +374,17 @@ impl Store {
     /// lookup of each cost an update 13 µs per stored partner (12,000 of them for 1,000
     /// newcomers to a 100,000-document store).
     pub fn partners(&self, nums: &[i64]) -> Result<Vec<StoredPartner>> {
-        const NUMS: &str = "partner_nums";
-        self.fill_temp(NUMS, nums.iter().copied())?;
+        // In the array's order: `CROSS JOIN` keeps it the outer loop.
         let mut stmt = self
             .conn
-            .prepare(&format!(
+            .prepare(
                 "SELECT d.num, d.id, d.source_rank, d.words, d.status, d.sig_size, d.sig_sampled,
                         d.sig_exact
-                 FROM temp.{NUMS} q CROSS JOIN documents d ON d.num = q.n ORDER BY q.n"
-            ))
+                 FROM rarray(?1) q CROSS JOIN documents d ON d.num = q.value",
+            )
             .at(&self.path)?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([Store::value_array(nums.iter().copied())], |r| {
                 let len: i64 = r.get(5)?;
                 let sampled: Option<i64> = r.get(6)?;
                 let exact: Option<bool> = r.get(7)?;
@@ -409,16 +408,15 @@ impl Store {
     /// The signatures (sorted) of the documents numbered `nums`, in number order; a number
     /// without postings has none listed.
     pub fn signatures_of(&self, nums: &[i64]) -> Result<Vec<(i64, Vec<u64>)>> {
-        const NUMS: &str = "signature_nums";
-        self.fill_temp(NUMS, nums.iter().copied())?;
         let mut stmt = self
             .conn
-            .prepare(&format!(
-                "SELECT p.doc, p.fp FROM temp.{NUMS} q CROSS JOIN postings p ON p.doc = q.n
-                 ORDER BY q.n"
-            ))
+            .prepare(
+                "SELECT p.doc, p.fp FROM rarray(?1) q CROSS JOIN postings p ON p.doc = q.value",
+            )
             .at(&self.path)?;
-        let mut rows = stmt.query([]).at(&self.path)?;
+        let mut rows = stmt
+            .query([Store::value_array(nums.iter().copied())])
+            .at(&self.path)?;
         let mut found: Vec<(i64, Vec<u64>)> = Vec::new();
         while let Some(r) = rows.next().at(&self.path)? {
             let doc: i64 = r.get(0).at(&self.path)?;

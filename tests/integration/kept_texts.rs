@@ -100,7 +100,7 @@ fn a_build_keeps_pending_texts_only_in_docs_and_a_killed_one_resumes_to_the_same
     let killed = root.join("killed");
     let s = store_in(&killed);
     let mut in_docs_only: Vec<String> = s
-        .unkept_texts_not_held()
+        .unkept_texts_not_held(None)
         .unwrap()
         .into_iter()
         .map(|(_, id, _)| id)
@@ -119,6 +119,15 @@ fn a_build_keeps_pending_texts_only_in_docs_and_a_killed_one_resumes_to_the_same
         in_docs_only, pending,
         "no pending text is packed into the store"
     );
+    // Asked of some documents, it answers for those only.
+    let first = s.document_meta(&pending[0]).unwrap().unwrap();
+    let among: Vec<String> = s
+        .unkept_texts_not_held(Some(&[first.num, 1_000_000]))
+        .unwrap()
+        .into_iter()
+        .map(|(_, id, _)| id)
+        .collect();
+    assert_eq!(among, vec![first.id]);
     for id in &pending {
         let text = s
             .document_text(id)
