@@ -370,9 +370,9 @@ impl Store {
     }
 
     /// What comparing against the documents numbered `nums` reads of them, in number order,
-    /// for those the store holds: one join over a temporary table of the numbers, where a
-    /// lookup of each cost an update 13 µs per stored partner (12,000 of them for 1,000
-    /// newcomers to a 100,000-document store).
+    /// for those the store holds: one join over an array of the numbers, where a lookup of
+    /// each cost an update 13 µs per stored partner (12,000 of them for 1,000 newcomers to a
+    /// 100,000-document store).
     pub fn partners(&self, nums: &[i64]) -> Result<Vec<StoredPartner>> {
         // In the array's order: `CROSS JOIN` keeps it the outer loop.
         let mut stmt = self
