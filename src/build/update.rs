@@ -217,7 +217,12 @@ fn settle_pending(
         .iter()
         .map(|d| sig_map.remove(&d.id).unwrap_or_default())
         .collect();
-    let partners = stored_partners(store, &sigs, detector, lookup)?;
+    let mut partners = stored_partners(store, &sigs, detector, lookup)?;
+    let n_new = docs.len();
+    let mut sizes: Vec<Option<SigSize>> = sigs.iter().map(|s| detector.size_of(s)).collect();
+    sizes.extend(partners.iter().map(|p| p.row.size));
+    // Moved, not copied: a partner loaded whole (an older store) holds its whole signature.
+    sigs.extend(partners.iter_mut().map(|p| std::mem::take(&mut p.sig)));
     let mut candidates: Vec<Candidate> = docs
         .iter()
         .map(|d| candidate(&d.id, d.words, d.source_rank, Standing::New))
@@ -235,10 +240,6 @@ fn settle_pending(
             standing,
         ));
     }
-    let n_new = docs.len();
-    let mut sizes: Vec<Option<SigSize>> = sigs.iter().map(|s| detector.size_of(s)).collect();
-    sizes.extend(partners.iter().map(|p| p.row.size));
-    sigs.extend(partners.iter().map(|p| p.sig.clone()));
     let engine = dedup::Engine {
         detector,
         thresholds: &settings.thresholds(),
@@ -282,7 +283,8 @@ fn settle_pending(
 struct Partner {
     row: StoredPartner,
     /// The fingerprints it shares with the newcomers when its sizes are known (all the engine
-    /// reads of it, `Engine::find_sized`), else its whole signature.
+    /// reads of it, `Engine::find_sized`), else its whole signature; moved to the engine's
+    /// list of signatures once read.
     sig: Vec<u64>,
 }
 
