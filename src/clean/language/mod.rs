@@ -4,7 +4,8 @@
 //! language's 300 profile trigrams up in the text's ranked trigrams: 36 Latin languages make
 //! 10,800 hash lookups a text, and that was a quarter of a build's CPU. Here the profiles of a
 //! script are one index from trigram to (language, rank), so a text costs one lookup per
-//! trigram it has (at most 600), and the distances come out the same integers. The script, the
+//! trigram it has (at most 600; a table read, not a hash, for trigrams of spaces and a–z), and
+//! the distances come out the same integers. The script, the
 //! alphabet scores and the text's trigrams are counted as whatlang counts them, with ASCII
 //! chars tallied in tables instead of searched and hashed one by one; the two halves of the
 //! score are combined, ranked and turned into a confidence as whatlang does, so every decision
@@ -145,7 +146,12 @@ const TEXT_TRIGRAMS: usize = 600;
 /// One script's profiles, indexed by trigram.
 struct Profiles {
     langs: Vec<Lang>,
-    /// Each trigram's (language, rank in that language's profile) entries.
+    /// Each trigram's (language, rank in that language's profile) entries: of a trigram of
+    /// spaces and a–z, those in `coded_entries` from its table slot's start to the next
+    /// slot's (no hash to compute for nearly every trigram of a Latin text); of any other,
+    /// those in `index`.
+    coded_starts: Vec<u32>,
+    coded_entries: Vec<(u16, u16)>,
     index: FxHashMap<u64, Vec<(u16, u16)>>,
     /// The profile lengths: a language's distance starts from one full miss per trigram.
     lengths: Vec<u32>,
@@ -345,14 +351,17 @@ fn decode(code: usize) -> char {
 
 /// A thread's trigram table, left all zero between texts (only the touched slots are reset).
 struct TrigramTable {
-    counts: Vec<u32>,
-    touched: Vec<u16>,
+    counts: Box<[u32; CODED + 1]>,
+    /// The slots counted since the last reset, the first `touched_len` of them.
+    touched: Box<[u16; CODED + 1]>,
+    touched_len: usize,
 }
 
 thread_local! {
     static TRIGRAM_TABLE: std::cell::RefCell<TrigramTable> = std::cell::RefCell::new(TrigramTable {
-        counts: vec![0; CODED + 1],
-        touched: Vec::new(),
+        counts: Box::new([0; CODED + 1]),
+        touched: Box::new([0; CODED + 1]),
+        touched_len: 0,
     });
 }
 
@@ -428,9 +437,10 @@ fn count_trigrams(lower: &str) -> Vec<u128> {
             }
             (c1, c2, k1, k2) = (c2, c3, k2, k3);
         }
-        let mut counted: Vec<u128> = Vec::with_capacity(table.touched.len() + other.len());
-        for slot in table.touched.drain(..) {
-            let slot = slot as usize;
+        let touched = std::mem::take(&mut table.touched_len);
+        let mut counted: Vec<u128> = Vec::with_capacity(touched + other.len());
+        for i in 0..touched {
+            let slot = table.touched[i] as usize;
             let chars = (
                 decode(slot / 729),
                 decode(slot / 27 % 27),
@@ -463,13 +473,31 @@ fn coded_slot(k1: u8, k2: u8, k3: u8) -> usize {
     }
 }
 
+/// The table slot of a trigram of spaces and a–z ([`trigram`]'s number), if it is one.
+#[inline(always)]
+fn table_slot(trigram: u64) -> Option<usize> {
+    const CHAR: u64 = (1 << 21) - 1;
+    let code = |ch: u64| match ch {
+        0x20 => Some(0),
+        0x61..=0x7A => Some(ch as usize - 0x60),
+        _ => None,
+    };
+    let (a, b, c) = (
+        code(trigram >> 42)?,
+        code(trigram >> 21 & CHAR)?,
+        code(trigram & CHAR)?,
+    );
+    Some((a * 27 + b) * 27 + c)
+}
+
 impl TrigramTable {
     #[inline(always)]
     fn count(&mut self, slot: usize) {
-        if self.counts[slot] == 0 {
-            self.touched.push(slot as u16);
-        }
-        self.counts[slot] += 1;
+        // Without a branch: whether a slot is new is a coin toss the predictor loses.
+        let n = self.counts[slot];
+        self.touched[self.touched_len] = slot as u16;
+        self.touched_len += usize::from(n == 0);
+        self.counts[slot] = n + 1;
     }
 }
 
@@ -487,8 +515,25 @@ impl Profiles {
             }
             lengths.push((chars.len() / 3) as u32);
         }
+        let mut coded: Vec<Vec<(u16, u16)>> = vec![Vec::new(); CODED];
+        index.retain(|&t, entries| match table_slot(t) {
+            Some(slot) => {
+                coded[slot] = std::mem::take(entries);
+                false
+            }
+            None => true,
+        });
+        let mut coded_starts = Vec::with_capacity(CODED + 1);
+        let mut coded_entries = Vec::new();
+        for entries in coded {
+            coded_starts.push(coded_entries.len() as u32);
+            coded_entries.extend(entries);
+        }
+        coded_starts.push(coded_entries.len() as u32);
         Profiles {
             langs: list.iter().map(|(l, _)| *l).collect(),
+            coded_starts,
+            coded_entries,
             index,
             lengths,
             alphabets,
@@ -513,7 +558,14 @@ impl Profiles {
         // A match ranked far down the text "saves" less than nothing: its distance can pass MAX.
         let mut saved = vec![0i64; self.langs.len()];
         for (rank, &key) in ranked.iter().enumerate() {
-            if let Some(entries) = self.index.get(&(key as u64)) {
+            let entries = match table_slot(key as u64) {
+                Some(slot) => {
+                    let (from, to) = (self.coded_starts[slot], self.coded_starts[slot + 1]);
+                    Some(&self.coded_entries[from as usize..to as usize])
+                }
+                None => self.index.get(&(key as u64)).map(Vec::as_slice),
+            };
+            if let Some(entries) = entries {
                 for &(l, profile_rank) in entries {
                     let off = (rank as i64 - profile_rank as i64).abs();
                     saved[l as usize] += MAX_TRIGRAM_DISTANCE as i64 - off;
