@@ -27,15 +27,32 @@ pub const BATCH: usize = 256;
 
 /// Stable document id: from where the document came from and its content.
 pub fn document_id(locator: &str, body: &str) -> String {
-    let mut h = ring::digest::Context::new(&ring::digest::SHA256);
-    h.update(locator.as_bytes());
-    h.update(&[0u8]);
-    h.update(body.as_bytes());
-    hex::encode(&h.finish().as_ref()[..8])
+    let mut ids = document_ids([(locator, body)]);
+    ids.pop().unwrap_or_default()
 }
+
+/// [`document_id`] of each (locator, body), in their order, hashed side by side.
+pub fn document_ids<'a>(docs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let messages: Vec<_> = docs
+        .into_iter()
+        .map(|(locator, body)| {
+            tape_sha256::Message::pair(locator.as_bytes(), b"\0", body.as_bytes())
+        })
+        .collect();
+    sha256_many(&messages)
+        .iter()
+        .map(|digest| hex::encode(&digest[..8]))
+        .collect()
+}
+
+/// Documents whose ids are computed together: enough messages to fill the vector unit's lanes
+/// several times over, few enough to hold (a reader's records wait here before the store is
+/// asked whether it has them).
+const ID_BATCH: usize = 64;
 
 /// SHA-256 of a text, hex.
 pub use crate::store::kept::sha256_hex;
+use crate::store::kept::{sha256_hex_many, sha256_many};
 
 /// What turns a raw document into a stored one: the filter's settings, the stop words of the
 /// canonical form and the detector that signs it.
@@ -116,7 +133,8 @@ impl<'a> Preparer<'a> {
     /// Cleans, filters and signs a batch of raw documents (in parallel), each with its
     /// [`document_id`], which the caller has already computed to skip the stored ones.
     pub fn prepare(&self, raw: Vec<(String, RawDoc)>) -> Vec<(Document, Vec<u64>)> {
-        raw.into_par_iter()
+        let mut prepared: Vec<(Document, Vec<u64>)> = raw
+            .into_par_iter()
             .map_init(
                 || Canonicalizer::new(self.stop),
                 |canon, (id, r)| {
@@ -158,7 +176,8 @@ impl<'a> Preparer<'a> {
                         title: r.title.or(cleaned.title),
                         lang: cleaned.lang,
                         raw_bytes: r.raw_bytes,
-                        sha256: sha256_hex(&cleaned.text),
+                        // Filled in below, for the whole batch at once.
+                        sha256: String::new(),
                         text: cleaned.text,
                         words,
                         status,
@@ -172,9 +191,21 @@ impl<'a> Preparer<'a> {
                     (doc, sig)
                 },
             )
-            .collect()
+            .collect();
+        prepared
+            .par_chunks_mut(SHA_CHUNK)
+            .for_each(|chunk: &mut [(Document, Vec<u64>)]| {
+                let hashes = sha256_hex_many(chunk.iter().map(|(d, _)| d.text.as_str()));
+                for ((doc, _), sha256) in chunk.iter_mut().zip(hashes) {
+                    doc.sha256 = sha256;
+                }
+            });
+        prepared
     }
 }
+
+/// Texts of a batch hashed together on one core: half a batch, so both cores take part.
+const SHA_CHUNK: usize = BATCH / 2;
 
 /// What the filter and relevance stages decided for one text.
 #[derive(Debug, Clone, PartialEq)]
@@ -330,19 +361,41 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         std::thread::scope(|scope| -> Result<()> {
             let mut line = Pipeline::start(scope, preparer, run, batch, docs_dir);
             line.signatures = signatures.as_deref_mut();
+            // Records wait until their ids can be computed together, then go on in the
+            // order they were read.
+            let mut waiting: Vec<RawDoc> = Vec::with_capacity(ID_BATCH);
+            let mut admit = |waiting: &mut Vec<RawDoc>,
+                             line: &mut Pipeline<'_>,
+                             store: &mut Store,
+                             after_batch: &mut dyn FnMut()|
+             -> Result<()> {
+                let ids = document_ids(
+                    waiting
+                        .iter()
+                        .map(|d| (d.locator.as_str(), d.body.as_str())),
+                );
+                for (id, doc) in ids.into_iter().zip(waiting.drain(..)) {
+                    if line.in_flight(&id) || store.has_document(&id)? {
+                        continue;
+                    }
+                    new += 1;
+                    line.push(id, doc, store, after_batch)?;
+                }
+                Ok(())
+            };
             reader.collect(
                 &mut |doc| {
                     read += 1;
                     bar.inc(1);
-                    let id = document_id(&doc.locator, &doc.body);
-                    if line.in_flight(&id) || store.has_document(&id)? {
+                    waiting.push(doc);
+                    if waiting.len() < ID_BATCH {
                         return Ok(());
                     }
-                    new += 1;
-                    line.push(id, doc, store, after_batch)
+                    admit(&mut waiting, &mut line, store, after_batch)
                 },
                 &mut notice,
             )?;
+            admit(&mut waiting, &mut line, store, after_batch)?;
             line.finish(store, after_batch)
         })?;
         // Only after a complete read: an interrupted one leaves the previous record standing.
@@ -661,5 +714,39 @@ mod tests {
             sha256_hex("Первый абзац."),
             "2bb5e454669d15e0b2ac850b1a7c0ed6ff2eefa6e7b37a2f3eef09a2c9bc42ae"
         );
+    }
+
+    #[test]
+    fn ids_and_text_hashes_of_a_batch_are_those_of_each_text_alone() {
+        // Every length around the block and padding edges, a few long ones, multibyte text,
+        // in an order unlike their lengths' (a batch is hashed sorted by length).
+        let mut texts: Vec<String> = (0..200)
+            .map(|n| "ж".repeat(n / 2) + &"a".repeat(n % 2))
+            .collect();
+        texts.extend((0..5).map(|n| "word ".repeat(1_000 * n + 17)));
+        texts.reverse();
+        texts.swap(3, 150);
+        let one = |locator: &str, body: &str| {
+            let mut h = ring::digest::Context::new(&ring::digest::SHA256);
+            h.update(locator.as_bytes());
+            h.update(&[0u8]);
+            h.update(body.as_bytes());
+            hex::encode(&h.finish().as_ref()[..8])
+        };
+        let locators: Vec<String> = (0..texts.len()).map(|i| format!("src:{i}")).collect();
+        let ids = document_ids(
+            locators
+                .iter()
+                .map(String::as_str)
+                .zip(texts.iter().map(String::as_str)),
+        );
+        let hashes = sha256_hex_many(texts.iter().map(String::as_str));
+        assert_eq!(ids.len(), texts.len());
+        assert_eq!(hashes.len(), texts.len());
+        for (i, text) in texts.iter().enumerate() {
+            assert_eq!(ids[i], one(&locators[i], text), "id of text {i}");
+            assert_eq!(hashes[i], sha256_hex(text), "hash of text {i}");
+        }
+        assert!(document_ids(std::iter::empty()).is_empty());
     }
 }

@@ -8,7 +8,7 @@
 //! would give: the same source name, rank and locator, so the same stable id. Duplicate JSONL
 //! ids are checked within the input a worker gets (a partition), not across partitions.
 
-use super::ingest::{document_id, Preparer};
+use super::ingest::{document_ids, Preparer};
 use crate::readers::local::{
     duplicate_id_skip, json_raw_doc, jsonl_records_in, parse_json_record, DEFAULT_MAX_FILE_BYTES,
 };
@@ -299,9 +299,16 @@ impl<'a> Emitter<'a> {
     }
 
     fn flush(&mut self, output: &mut dyn Write) -> Result<()> {
-        let (lines, raw): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batch)
+        let batch = std::mem::take(&mut self.batch);
+        let ids = document_ids(
+            batch
+                .iter()
+                .map(|(_, r): &(_, RawDoc)| (r.locator.as_str(), r.body.as_str())),
+        );
+        let (lines, raw): (Vec<_>, Vec<_>) = batch
             .into_iter()
-            .map(|(line, r): (_, RawDoc)| (line, (document_id(&r.locator, &r.body), r)))
+            .zip(ids)
+            .map(|((line, r), id)| (line, (id, r)))
             .unzip();
         for ((line, record), (doc, sig)) in lines.into_iter().zip(self.preparer.prepare(raw)) {
             let rec = DocRecord {

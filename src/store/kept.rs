@@ -36,10 +36,40 @@ pub fn lives_in_docs(status: Status) -> bool {
 /// The SHA-256 of a text, hex: what the store and the manifest record of each document.
 ///
 /// ring's rather than the `sha2` crate's: on a machine without the SHA extensions (this
-/// project's 2-core Xeons) its assembly hashes 7.7 KB texts at 340 MB/s against 186 MB/s,
-/// and a build hashes each text about twice (its id and this), a fifth of the build's CPU before.
+/// project's 2-core Xeons) its assembly hashes 7.7 KB texts at 340 MB/s against 186 MB/s.
+/// A batch of texts goes through [`sha256_hex_many`] instead.
 pub fn sha256_hex(text: &str) -> String {
     hex::encode(ring::digest::digest(&ring::digest::SHA256, text.as_bytes()))
+}
+
+/// [`sha256_hex`] of each text, in their order.
+pub fn sha256_hex_many<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let messages: Vec<_> = texts
+        .into_iter()
+        .map(|t| tape_sha256::Message::new(t.as_bytes()))
+        .collect();
+    sha256_many(&messages).iter().map(hex::encode).collect()
+}
+
+/// The SHA-256 of each message, in their order, hashed side by side: one message a lane of
+/// the vector unit (16 with AVX-512), a wave of messages at a time.
+///
+/// A build hashes each text twice (its id and its [`sha256_hex`]); one at a time that was an
+/// eighth of its CPU. `tape-sha256` on the 10,000 texts of the perf corpus, batches of 256
+/// sorted by length, one thread: 1,300 MB/s against ring's 340 MB/s, the same digests. A wave
+/// lasts as long as its longest message, hence the sort.
+pub fn sha256_many(messages: &[tape_sha256::Message<'_>]) -> Vec<[u8; 32]> {
+    let length = |m: &tape_sha256::Message<'_>| m.prefix.len() + m.body.len() + m.tail.len();
+    let mut order: Vec<usize> = (0..messages.len()).collect();
+    order.sort_unstable_by_key(|&i| length(&messages[i]));
+    let sorted: Vec<tape_sha256::Message<'_>> = order.iter().map(|&i| messages[i]).collect();
+    let mut digests = vec![[0u8; 32]; messages.len()];
+    tape_sha256::hash_messages(&sorted, &mut digests);
+    let mut out = vec![[0u8; 32]; messages.len()];
+    for (digest, &i) in digests.iter().zip(&order) {
+        out[i] = *digest;
+    }
+    out
 }
 
 /// The file of kept document `id` in the folder `docs`.
