@@ -19,6 +19,7 @@ use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
 use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
+use crate::store::kept::TextRow;
 use crate::store::{Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
@@ -235,15 +236,23 @@ fn dedup_outcomes(
     let (path, docs_dir) = (store.path().to_path_buf(), store.docs_dir());
     let gone = |id: &str| format!("{}: document {id} has gone", path.display());
     let texts = Texts {
-        fetch: &|i| {
-            store
-                .text_row(ids[i])?
-                .with_context(|| gone(ids[i]))
-                .map(Some)
+        fetch: &|need| {
+            let mut rows =
+                store.text_rows(&need.iter().map(|&i| docs[i].num).collect::<Vec<_>>())?;
+            need.iter()
+                .map(|&i| {
+                    rows.remove(&docs[i].num)
+                        .with_context(|| gone(ids[i]))
+                        .map(Some)
+                })
+                .collect()
         },
-        read: &|row: crate::store::kept::TextRow| {
-            let text = row.text(&path, &docs_dir)?;
-            text.with_context(|| gone(&row.id)).map(Some)
+        read: &|rows: Vec<TextRow>| {
+            let texts = TextRow::texts(&rows, &path, &docs_dir)?;
+            rows.iter()
+                .zip(texts)
+                .map(|(row, text)| text.with_context(|| gone(&row.id)).map(Some))
+                .collect()
         },
     };
     let pairs = pairs_among(store, &ids, &texts, stop, detector, settings, signed)?;
@@ -255,12 +264,16 @@ fn dedup_outcomes(
 }
 
 /// Where the engine finds the text of its i-th document, in two steps: `fetch` on the
-/// calling thread (a store row: the connection is not shared), then `read` on any core (the
-/// file in `docs/` read and checked, or the frame unpacked). None: no text to give.
+/// calling thread (the store rows of the documents asked for, in their order: the connection is
+/// not shared), then `read` on any core (the file in `docs/` read and checked, or the frame
+/// unpacked; a few rows at a time, in their order). None: no text to give.
 pub(crate) struct Texts<'a, T> {
-    pub fetch: &'a dyn Fn(usize) -> Result<Option<T>>,
-    pub read: &'a (dyn Fn(T) -> Result<Option<String>> + Sync),
+    pub fetch: &'a dyn Fn(&[usize]) -> Result<Found<T>>,
+    pub read: &'a (dyn Fn(Vec<T>) -> Result<Found<String>> + Sync),
 }
+
+/// What [`Texts`] found for each document asked for, in their order (None: nothing to give).
+pub(crate) type Found<T> = Vec<Option<T>>;
 
 /// The engine's pairs among the documents `ids` (stored, not filtered out), signed as the
 /// store holds them (`signed`, where the caller kept them as it stored them; the store is read
@@ -278,8 +291,8 @@ fn pairs_among<T: Send>(
     let sigs: Vec<Vec<u64>> = if detector.needs_stats() {
         let all = (0..ids.len())
             .map(|i| {
-                let text = match (texts.fetch)(i)? {
-                    Some(row) => (texts.read)(row)?,
+                let text = match (texts.fetch)(&[i])?.pop().flatten() {
+                    Some(row) => (texts.read)(vec![row])?.pop().flatten(),
                     None => None,
                 };
                 text.with_context(|| format!("document {} has no text to sign", ids[i]))
@@ -322,6 +335,9 @@ fn pairs_among<T: Send>(
 /// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
 /// that document's pairs as judged): `TEXT_CHUNK` texts fetched in order, then read and
 /// canonicalised on all cores, so only a chunk of texts is ever held.
+/// Texts read together on one core: their checks are hashed side by side (`TextRow::texts`).
+const READ_CHUNK: usize = 64;
+
 fn feed_texts<T: Send>(
     need: &[u32],
     sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>,
@@ -329,19 +345,25 @@ fn feed_texts<T: Send>(
     texts: &Texts<'_, T>,
 ) -> Result<()> {
     for chunk in need.chunks(TEXT_CHUNK) {
-        let mut rows: Vec<(u32, T)> = Vec::with_capacity(chunk.len());
-        for &i in chunk {
-            if let Some(row) = (texts.fetch)(i as usize)? {
-                rows.push((i, row));
-            }
-        }
-        let canonical: Vec<Option<(u32, CanonText)>> = rows
+        let asked: Vec<usize> = chunk.iter().map(|&i| i as usize).collect();
+        let rows: Vec<(u32, T)> = chunk
+            .iter()
+            .zip((texts.fetch)(&asked)?)
+            .filter_map(|(&i, row)| Some((i, row?)))
+            .collect();
+        let canonical: Vec<Vec<(u32, CanonText)>> = rows
             .into_par_iter()
+            .chunks(READ_CHUNK)
             .map_init(
                 || Canonicalizer::new(stop),
-                |c, (i, row)| {
-                    let text = (texts.read)(row)?;
-                    Ok(text.map(|t| (i, c.canonicalize(&t))))
+                |c, rows| {
+                    let (at, rows): (Vec<u32>, Vec<T>) = rows.into_iter().unzip();
+                    let texts = (texts.read)(rows)?;
+                    Ok(at
+                        .into_iter()
+                        .zip(texts)
+                        .filter_map(|(i, text)| Some((i, c.canonicalize(&text?))))
+                        .collect())
                 },
             )
             .collect::<Result<_>>()?;

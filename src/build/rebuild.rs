@@ -143,8 +143,13 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             &store,
             &ids,
             &super::Texts {
-                fetch: &|i| Ok(Some(i)),
-                read: &|i| Ok(Some(with_text[i].text.clone())),
+                fetch: &|need| Ok(need.iter().copied().map(Some).collect()),
+                read: &|is: Vec<usize>| {
+                    Ok(is
+                        .into_iter()
+                        .map(|i| Some(with_text[i].text.clone()))
+                        .collect())
+                },
             },
             &stop,
             &mut detector,

@@ -12,6 +12,7 @@ use crate::canon::StopWords;
 use crate::collection;
 use crate::dedup::{self, Candidate, Standing};
 use crate::sign::{DedupSettings, Detector, SigSize, Verdict};
+use crate::store::kept::TextRow;
 use crate::store::queries::StoredPartner;
 use crate::store::{Status, Store};
 use crate::testhooks;
@@ -248,14 +249,15 @@ fn settle_pending(
     };
     let (path, docs_dir) = (store.path().to_path_buf(), store.docs_dir());
     let texts = super::Texts {
-        fetch: &|i| {
-            let id = match i.checked_sub(n_new) {
-                None => &docs[i].id,
-                Some(stored) => &partners[stored].row.id,
+        fetch: &|need| {
+            let num = |i: usize| match i.checked_sub(n_new) {
+                None => docs[i].num,
+                Some(stored) => partners[stored].row.num,
             };
-            store.text_row(id)
+            let mut rows = store.text_rows(&need.iter().map(|&i| num(i)).collect::<Vec<_>>())?;
+            Ok(need.iter().map(|&i| rows.remove(&num(i))).collect())
         },
-        read: &|row: crate::store::kept::TextRow| row.text(&path, &docs_dir),
+        read: &|rows: Vec<TextRow>| TextRow::texts(&rows, &path, &docs_dir),
     };
     let found = engine.find_sized(&sigs, sizes, n_new, &mut |need, sink| {
         super::feed_texts(need, sink, stop, &texts)
