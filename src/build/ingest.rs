@@ -15,6 +15,7 @@ use crate::readers::web::{wiki_language, WebReader};
 use crate::readers::{FileRead, KnownFiles, Notice, RawDoc, Reader};
 use crate::relevance::{Profile, RelevanceSettings};
 use crate::sign::Detector;
+use crate::store::kept::{sha256_hex_many, sha256_many};
 use crate::store::{Document, Packed, Status, Store, StoreFrontier, Unwritten};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
@@ -52,7 +53,6 @@ const ID_BATCH: usize = 64;
 
 /// SHA-256 of a text, hex.
 pub use crate::store::kept::sha256_hex;
-use crate::store::kept::{sha256_hex_many, sha256_many};
 
 /// What turns a raw document into a stored one: the filter's settings, the stop words of the
 /// canonical form and the detector that signs it.

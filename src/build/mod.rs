@@ -332,12 +332,12 @@ fn pairs_among<T: Send>(
     Ok(found.pairs)
 }
 
-/// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
-/// that document's pairs as judged): `TEXT_CHUNK` texts fetched in order, then read and
-/// canonicalised on all cores, so only a chunk of texts is ever held.
 /// Texts read together on one core: their checks are hashed side by side (`TextRow::texts`).
 const READ_CHUNK: usize = 64;
 
+/// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
+/// that document's pairs as judged): `TEXT_CHUNK` texts fetched in order, then read and
+/// canonicalised on all cores, `READ_CHUNK` at a time, so only a chunk of texts is ever held.
 fn feed_texts<T: Send>(
     need: &[u32],
     sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>,

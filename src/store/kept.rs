@@ -101,35 +101,34 @@ pub enum KeptFile {
 /// the manifest record it). Errors are only those of reading a file that is there.
 pub fn read_kept_file(docs: &Path, id: &str, sha256: &str) -> std::io::Result<KeptFile> {
     let found = read_unchecked(docs, id)?;
-    let hash = match &found {
-        KeptFile::Text(text) => sha256_hex(text),
-        _ => String::new(),
-    };
+    let hash = found.as_deref().map(sha256_hex).unwrap_or_default();
     Ok(checked(found, &hash, sha256))
 }
 
-/// The file of kept document `id` as [`read_kept_file`] finds it, before its text is checked.
-fn read_unchecked(docs: &Path, id: &str) -> std::io::Result<KeptFile> {
+/// The text in the file of kept document `id`, not checked yet, or what the file is instead
+/// (missing, or not a text).
+fn read_unchecked(docs: &Path, id: &str) -> std::io::Result<Result<String, KeptFile>> {
     let bytes = match std::fs::read(kept_file(docs, id)) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(KeptFile::Missing),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Err(KeptFile::Missing)),
         Err(e) => return Err(e),
     };
     let Ok(mut text) = String::from_utf8(bytes) else {
-        return Ok(KeptFile::Changed);
+        return Ok(Err(KeptFile::Changed));
     };
     if text.ends_with('\n') {
         text.pop();
     }
-    Ok(KeptFile::Text(text))
+    Ok(Ok(text))
 }
 
-/// What a file found holding a text whose SHA-256 is `hash` holds for a document recorded with
-/// `sha256`.
-fn checked(found: KeptFile, hash: &str, sha256: &str) -> KeptFile {
+/// What a file found by [`read_unchecked`] holds for a document recorded with `sha256`, its
+/// text's SHA-256 being `hash`.
+fn checked(found: Result<String, KeptFile>, hash: &str, sha256: &str) -> KeptFile {
     match found {
-        KeptFile::Text(_) if hash != sha256 => KeptFile::Changed,
-        found => found,
+        Ok(text) if hash == sha256 => KeptFile::Text(text),
+        Ok(_) => KeptFile::Changed,
+        Err(other) => other,
     }
 }
 
@@ -197,45 +196,45 @@ impl TextRow {
         store: &Path,
         docs: &Path,
     ) -> Result<Vec<Option<String>>> {
-        let mut found = Vec::with_capacity(rows.len());
+        let mut loaded = Vec::with_capacity(rows.len());
         for row in rows {
-            found.push(match &row.frame {
-                Some(frame) => Found::Done(Some(frame.unpack().at(store)?)),
+            loaded.push(match &row.frame {
+                Some(frame) => Loaded::Done(Some(frame.unpack().at(store)?)),
                 None if lives_in_docs(row.status) => {
-                    Found::File(read_unchecked(docs, &row.id).with_context(|| {
+                    Loaded::File(read_unchecked(docs, &row.id).with_context(|| {
                         format!("{}: cannot read", kept_file(docs, &row.id).display())
                     })?)
                 }
-                None => Found::Done(None),
+                None => Loaded::Done(None),
             });
         }
-        let hashes = sha256_hex_many(found.iter().filter_map(|f| match f {
-            Found::File(KeptFile::Text(text)) => Some(text.as_str()),
+        let hashes = sha256_hex_many(loaded.iter().filter_map(|l| match l {
+            Loaded::File(Ok(text)) => Some(text.as_str()),
             _ => None,
         }));
         let mut hashes = hashes.into_iter();
         rows.iter()
-            .zip(found)
-            .map(|(row, found)| match found {
-                Found::Done(text) => Ok(text),
-                Found::File(file) => {
-                    let hash = match &file {
-                        KeptFile::Text(_) => hashes.next().unwrap_or_default(),
-                        _ => String::new(),
+            .zip(loaded)
+            .map(|(row, loaded)| match loaded {
+                Loaded::Done(text) => Ok(text),
+                Loaded::File(found) => {
+                    let hash = match &found {
+                        Ok(_) => hashes.next().unwrap_or_default(),
+                        Err(_) => String::new(),
                     };
-                    kept_text_of(docs, &row.id, checked(file, &hash, &row.sha256)).map(Some)
+                    kept_text_of(docs, &row.id, checked(found, &hash, &row.sha256)).map(Some)
                 }
             })
             .collect()
     }
 }
 
-/// A row's text as [`TextRow::texts`] first finds it.
-enum Found {
+/// A row's text as [`TextRow::texts`] first loads it.
+enum Loaded {
     /// Unpacked from the store, or none held.
     Done(Option<String>),
     /// Read from `docs/`, not checked yet.
-    File(KeptFile),
+    File(Result<String, KeptFile>),
 }
 
 impl Store {
