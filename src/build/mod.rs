@@ -237,14 +237,12 @@ fn dedup_outcomes(
     let gone = |id: &str| format!("{}: document {id} has gone", path.display());
     let texts = Texts {
         fetch: &|need| {
-            let mut rows =
-                store.text_rows(&need.iter().map(|&i| docs[i].num).collect::<Vec<_>>())?;
-            need.iter()
-                .map(|&i| {
-                    rows.remove(&docs[i].num)
-                        .with_context(|| gone(ids[i]))
-                        .map(Some)
-                })
+            let nums: Vec<i64> = need.iter().map(|&i| docs[i].num).collect();
+            store
+                .text_rows(&nums)?
+                .into_iter()
+                .zip(need)
+                .map(|(row, &i)| row.with_context(|| gone(ids[i])).map(Some))
                 .collect()
         },
         read: &|rows: Vec<TextRow>| {

@@ -254,8 +254,7 @@ fn settle_pending(
                 None => docs[i].num,
                 Some(stored) => partners[stored].row.num,
             };
-            let mut rows = store.text_rows(&need.iter().map(|&i| num(i)).collect::<Vec<_>>())?;
-            Ok(need.iter().map(|&i| rows.remove(&num(i))).collect())
+            store.text_rows(&need.iter().map(|&i| num(i)).collect::<Vec<_>>())
         },
         read: &|rows: Vec<TextRow>| TextRow::texts(&rows, &path, &docs_dir),
     };

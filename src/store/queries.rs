@@ -480,10 +480,10 @@ impl Store {
             .at(&self.path)
     }
 
-    /// [`Store::text_row`] of each document numbered in `nums` that the store holds, by number:
-    /// one join over an array of the numbers (the engine fetches a chunk of texts to verify at
-    /// a time; a lookup of each cost an update 8 µs a text).
-    pub(crate) fn text_rows(&self, nums: &[i64]) -> Result<FxHashMap<i64, TextRow>> {
+    /// [`Store::text_row`] of each document numbered in `nums`, in their order (None: the store
+    /// does not hold it): one join over an array of the numbers (the engine fetches a chunk of
+    /// texts to verify at a time; a lookup of each cost an update 8 µs a text).
+    pub(crate) fn text_rows(&self, nums: &[i64]) -> Result<Vec<Option<TextRow>>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -497,7 +497,9 @@ impl Store {
                 Ok((r.get(0)?, TextRow::read(r, 1)?))
             })
             .at(&self.path)?;
-        rows.collect::<rusqlite::Result<_>>().at(&self.path)
+        let mut by_num: FxHashMap<i64, TextRow> =
+            rows.collect::<rusqlite::Result<_>>().at(&self.path)?;
+        Ok(nums.iter().map(|n| by_num.remove(n)).collect())
     }
 
     /// Hands `each` the id and text of every document with a status, in `order`: one scan,
