@@ -10,7 +10,7 @@ use crate::store::files::FileState;
 use crate::store::queries::DocMeta;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Serialize)]
@@ -99,63 +99,119 @@ fn merge(file: &Path, tmp: &Path, changes: &[Change], changed: &[DocMeta]) -> Re
     let Ok(old) = std::fs::File::open(file) else {
         return Ok(false);
     };
-    let mut old = std::io::BufReader::with_capacity(1 << 20, old);
-    let mut new = std::io::BufWriter::with_capacity(
-        1 << 20,
-        std::fs::File::create(tmp).with_context(|| format!("{}: cannot write", tmp.display()))?,
-    );
-    let write_err = || format!("{}: cannot write", tmp.display());
+    let new =
+        std::fs::File::create(tmp).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    merge_lines(old, new, MERGE_CHUNK, changes, changed).with_context(|| {
+        format!(
+            "{}: cannot rewrite through {}",
+            file.display(),
+            tmp.display()
+        )
+    })
+}
+
+/// Bytes of the old manifest read at a time by [`merge_lines`].
+const MERGE_CHUNK: usize = 1 << 20;
+
+/// The merge of [`rewrite_changed`] from `old` to `new`, reading `chunk` bytes at a time. The
+/// lines between two changes are copied as one run of bytes: copying, validating and comparing
+/// each of 100,000 lines on its own cost more than reading and writing the file.
+fn merge_lines(
+    mut old: impl Read,
+    new: impl Write,
+    chunk: usize,
+    changes: &[Change],
+    changed: &[DocMeta],
+) -> Result<bool> {
+    let mut new = std::io::BufWriter::with_capacity(1 << 20, new);
     // Each change with the line that replaces the old one (None: the document is gone).
     let mut metas = changed.iter().peekable();
     let mut lines = Vec::with_capacity(changes.len());
     for c in changes {
         let meta = metas.next_if(|m| m.id == c.id);
-        lines.push((c.id.as_str(), meta.map(line).transpose()?));
+        lines.push((c.id.as_bytes(), meta.map(line).transpose()?));
     }
     let mut lines = lines.into_iter().peekable();
-    // Buffers reused from line to line: a string made for each of 100,000 lines was a third of
-    // the merge's instructions.
-    let mut buf: Vec<u8> = Vec::new();
-    let mut previous: Option<Vec<u8>> = None;
+    let mut previous: Vec<u8> = Vec::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(chunk);
+    // `buf` holds whole lines up to `whole`, then the start of a line the next read finishes.
     loop {
-        buf.clear();
-        let n = old
-            .read_until(b'\n', &mut buf)
-            .with_context(|| format!("{}: cannot read", file.display()))?;
+        let kept = buf.len();
+        buf.resize(kept + chunk, 0);
+        let n = old.read(&mut buf[kept..])?;
+        buf.truncate(kept + n);
         if n == 0 {
+            if kept > 0 {
+                // A last line without its newline: torn.
+                return Ok(false);
+            }
             break;
         }
-        let Some(id) = std::str::from_utf8(&buf).ok().and_then(line_id) else {
-            return Ok(false);
+        let whole = match memchr::memrchr(b'\n', &buf) {
+            Some(last) => last + 1,
+            None => continue,
         };
-        let id: &str = &id;
-        if previous.as_deref().is_some_and(|p| p >= id.as_bytes()) {
+        if std::str::from_utf8(&buf[..whole]).is_err() {
             return Ok(false);
         }
-        while let Some((_, line)) = lines.next_if(|(c, _)| *c < id) {
-            if let Some(l) = line {
-                new.write_all(l.as_bytes()).with_context(write_err)?;
+        // The start of the lines read but not written yet.
+        let mut run = 0;
+        let mut at = 0;
+        while at < whole {
+            let end = at + memchr::memchr(b'\n', &buf[at..whole]).map_or(whole - at, |i| i + 1);
+            let l = &buf[at..end];
+            let Some(id) = line_id_bytes(l) else {
+                return Ok(false);
+            };
+            if !previous.is_empty() && previous.as_slice() >= id.as_ref() {
+                return Ok(false);
             }
+            if lines.peek().is_some_and(|(c, _)| *c <= id.as_ref()) {
+                new.write_all(&buf[run..at])?;
+                run = at;
+                while let Some((_, l)) = lines.next_if(|(c, _)| *c < id.as_ref()) {
+                    if let Some(l) = l {
+                        new.write_all(l.as_bytes())?;
+                    }
+                }
+                if let Some((_, l)) = lines.next_if(|(c, _)| *c == id.as_ref()) {
+                    if let Some(l) = l {
+                        new.write_all(l.as_bytes())?;
+                    }
+                    run = end;
+                }
+            }
+            previous.clear();
+            previous.extend_from_slice(&id);
+            at = end;
         }
-        let replaced = lines.next_if(|(c, _)| *c == id);
-        let previous = previous.get_or_insert_with(Vec::new);
-        previous.clear();
-        previous.extend_from_slice(id.as_bytes());
-        match replaced {
-            Some((_, Some(l))) => new.write_all(l.as_bytes()).with_context(write_err)?,
-            Some((_, None)) => {}
-            None => new.write_all(&buf).with_context(write_err)?,
-        }
+        new.write_all(&buf[run..whole])?;
+        buf.drain(..whole);
     }
     for (_, line) in lines {
         if let Some(l) = line {
-            new.write_all(l.as_bytes()).with_context(write_err)?;
+            new.write_all(l.as_bytes())?;
         }
     }
-    new.into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(write_err)?;
+    new.into_inner().map_err(|e| e.into_error())?;
     Ok(true)
+}
+
+/// The id of a manifest line as bytes, the line being valid UTF-8 (None: not a whole line
+/// [`line`] wrote).
+fn line_id_bytes(l: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
+    let rest = l.strip_prefix(b"{\"id\":\"")?;
+    if !l.ends_with(b"}\n") {
+        return None;
+    }
+    // An id without escapes is the text up to the next quote.
+    let quote = memchr::memchr(b'"', rest)?;
+    let plain = &rest[..quote];
+    if !plain.contains(&b'\\') {
+        return Some(std::borrow::Cow::Borrowed(plain));
+    }
+    let id = line_id(std::str::from_utf8(l).ok()?)?;
+    Some(std::borrow::Cow::Owned(id.into_owned().into_bytes()))
 }
 
 /// The id of a manifest line (None: not a whole line [`line`] wrote).
@@ -198,6 +254,106 @@ pub fn stamp(out: &Path, docs_dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn meta(id: &str, words: u64) -> DocMeta {
+        DocMeta {
+            num: 0,
+            id: id.to_string(),
+            source: "local".into(),
+            source_rank: 0,
+            locator: format!("jsonl:{id}"),
+            url: None,
+            title: Some("ü title".into()),
+            lang: Some("en".into()),
+            raw_bytes: 10,
+            text_bytes: 10,
+            words,
+            sha256: "00".into(),
+            status: crate::store::Status::Kept,
+            reason: None,
+            duplicate_of: None,
+            dropped_by: None,
+            added_run: 1,
+            date: None,
+            relevance: None,
+            relevance_terms: None,
+            format: Some("text".into()),
+        }
+    }
+
+    fn whole(docs: &[DocMeta]) -> Vec<u8> {
+        docs.iter()
+            .map(|d| line(d).unwrap())
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    #[test]
+    fn a_merge_writes_what_the_whole_manifest_would_at_any_chunk_size() {
+        let mut ids: Vec<String> = (0..60).map(|i| format!("doc{i:03}")).collect();
+        ids.push("quote\"d".into());
+        ids.push("back\\slash".into());
+        ids.sort();
+        let old: Vec<DocMeta> = ids.iter().step_by(2).map(|id| meta(id, 1)).collect();
+        // New documents (the odd ones), one changed (words), one deleted, at both ends too.
+        let mut now: Vec<DocMeta> = ids.iter().map(|id| meta(id, 1)).collect();
+        now[4].words = 9;
+        let deleted = now.remove(10).id;
+        let mut change_ids: Vec<String> = ids.iter().skip(1).step_by(2).cloned().collect();
+        change_ids.extend([now[4].id.clone(), deleted.clone(), "zzz".into()]);
+        now.push(meta("zzz", 3));
+        change_ids.sort();
+        let changes: Vec<Change> = change_ids
+            .iter()
+            .map(|id| Change {
+                id: id.clone(),
+                n: 1,
+            })
+            .collect();
+        let changed: Vec<DocMeta> = changes
+            .iter()
+            .filter_map(|c| now.iter().find(|d| d.id == c.id).cloned())
+            .collect();
+        for chunk in [1, 2, 7, 100, 333, 1 << 20] {
+            let mut out = Vec::new();
+            let merged =
+                merge_lines(&whole(&old)[..], &mut out, chunk, &changes, &changed).unwrap();
+            assert!(merged, "chunk {chunk}");
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(whole(&now)).unwrap(),
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_merge_gives_up_on_a_file_it_did_not_write() {
+        let old = whole(&[meta("a", 1), meta("b", 1)]);
+        let changes = [Change {
+            id: "c".into(),
+            n: 1,
+        }];
+        let changed = [meta("c", 1)];
+        let mut unordered = old.clone();
+        unordered.extend(whole(&[meta("a0", 1)]));
+        let mut torn = old.clone();
+        torn.pop();
+        let mut invalid = old.clone();
+        invalid[40] = 0xFF;
+        for (what, bytes) in [
+            ("out of order", unordered),
+            ("torn", torn),
+            ("not UTF-8", invalid),
+            ("not a manifest", b"{\"x\":1}\n".to_vec()),
+        ] {
+            for chunk in [3, 1 << 20] {
+                let merged =
+                    merge_lines(&bytes[..], Vec::new(), chunk, &changes, &changed).unwrap();
+                assert!(!merged, "{what}, chunk {chunk}");
+            }
+        }
+    }
 
     #[test]
     fn a_line_gives_back_its_id_even_with_escapes_and_nothing_else_does() {
