@@ -20,6 +20,9 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
 
+/// The most of the store file [`Store::map_for_reading`] maps (beyond it, pages are read).
+const MAPPED_BYTES: i64 = 1 << 30;
+
 /// Schema migrations; entry i brings the schema from version i to i + 1.
 pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
@@ -596,6 +599,18 @@ impl Unwritten {
 }
 
 impl Store {
+    /// Lets SQLite read the store file through a memory map (up to [`MAPPED_BYTES`]) rather
+    /// than copying each page it reads into its cache: an update's lookups of the postings of
+    /// 1,000 newcomers read pages spread over a 100,000-document store's fingerprint index, and
+    /// those copies were a tenth of its time. Only for commands that mostly read: a page of the
+    /// map counts in the process's resident memory (page cache, given back under pressure), and
+    /// a build's resident memory is a figure we report.
+    pub fn map_for_reading(&self) -> Result<()> {
+        self.conn
+            .pragma_update(None, "mmap_size", MAPPED_BYTES)
+            .at(&self.path)
+    }
+
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     ///
     /// For the commands that write. A file that exists but is not a sound store is refused
