@@ -137,9 +137,7 @@ fn merge_lines(
     // `buf` holds whole lines up to `whole`, then the start of a line the next read finishes.
     loop {
         let kept = buf.len();
-        buf.resize(kept + chunk, 0);
-        let n = old.read(&mut buf[kept..])?;
-        buf.truncate(kept + n);
+        let n = (&mut old).take(chunk as u64).read_to_end(&mut buf)?;
         if n == 0 {
             if kept > 0 {
                 // A last line without its newline: torn.
@@ -207,7 +205,7 @@ fn line_id_bytes(l: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
     // An id without escapes is the text up to the next quote.
     let quote = memchr::memchr(b'"', rest)?;
     let plain = &rest[..quote];
-    if !plain.contains(&b'\\') {
+    if memchr::memchr(b'\\', plain).is_none() {
         return Some(std::borrow::Cow::Borrowed(plain));
     }
     let id = line_id(std::str::from_utf8(l).ok()?)?;
