@@ -82,7 +82,6 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     }
     collection::refuse_emptied_store(&out)?;
     let mut store = Store::open(&store_path)?;
-    store.map_for_reading()?;
     if store.meta("build_state")?.as_deref() != Some("complete") {
         return Err(crate::error::bad_input(format!(
             "{}: the build of this collection was interrupted; rerun `collect build` to finish it",
@@ -310,7 +309,12 @@ fn stored_partners(
     fps.sort_unstable();
     fps.dedup();
     let mut shared: Vec<(i64, u64)> = match lookup {
-        Lookup::Sql => store.postings_of_fingerprints(&fps)?,
+        Lookup::Sql => {
+            store.map_pages(true)?;
+            let found = store.postings_of_fingerprints(&fps);
+            store.map_pages(false)?;
+            found?
+        }
         Lookup::Memory => {
             let mut index: FxHashMap<u64, Vec<i64>> = FxHashMap::default();
             for (fp, num) in store.settled_postings()? {

@@ -20,7 +20,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
 
-/// The most of the store file [`Store::map_for_reading`] maps (beyond it, pages are read).
+/// The most of the store file [`Store::map_pages`] maps (beyond it, pages are read).
 const MAPPED_BYTES: i64 = 1 << 30;
 
 /// Schema migrations; entry i brings the schema from version i to i + 1.
@@ -599,15 +599,15 @@ impl Unwritten {
 }
 
 impl Store {
-    /// Lets SQLite read the store file through a memory map (up to [`MAPPED_BYTES`]) rather
-    /// than copying each page it reads into its cache: an update's lookups of the postings of
-    /// 1,000 newcomers read pages spread over a 100,000-document store's fingerprint index, and
-    /// those copies were a tenth of its time. Only for commands that mostly read: a page of the
-    /// map counts in the process's resident memory (page cache, given back under pressure), and
-    /// a build's resident memory is a figure we report.
-    pub fn map_for_reading(&self) -> Result<()> {
+    /// Whether SQLite reads the store file through a memory map (up to [`MAPPED_BYTES`])
+    /// rather than copying each page it reads into its cache. An update's lookups of the
+    /// postings of 1,000 newcomers read pages spread over a 100,000-document store's
+    /// fingerprint index, and copied most of them again and again through the 2 MB cache; a
+    /// scan that reads each page once (the report's figures) pays a page fault per page
+    /// instead, which costs more than the copy. So the map is for the lookups alone.
+    pub fn map_pages(&self, on: bool) -> Result<()> {
         self.conn
-            .pragma_update(None, "mmap_size", MAPPED_BYTES)
+            .pragma_update(None, "mmap_size", if on { MAPPED_BYTES } else { 0 })
             .at(&self.path)
     }
 
