@@ -309,12 +309,7 @@ fn stored_partners(
     fps.sort_unstable();
     fps.dedup();
     let mut shared: Vec<(i64, u64)> = match lookup {
-        Lookup::Sql => {
-            store.map_pages(true)?;
-            let found = store.postings_of_fingerprints(&fps);
-            store.map_pages(false)?;
-            found?
-        }
+        Lookup::Sql => store.postings_of_fingerprints(&fps)?,
         Lookup::Memory => {
             let mut index: FxHashMap<u64, Vec<i64>> = FxHashMap::default();
             for (fp, num) in store.settled_postings()? {

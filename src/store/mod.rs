@@ -20,9 +20,6 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::path::{Path, PathBuf};
 
-/// The most of the store file [`Store::map_pages`] maps (beyond it, pages are read).
-const MAPPED_BYTES: i64 = 1 << 30;
-
 /// Schema migrations; entry i brings the schema from version i to i + 1.
 pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
@@ -599,18 +596,6 @@ impl Unwritten {
 }
 
 impl Store {
-    /// Whether SQLite reads the store file through a memory map (up to [`MAPPED_BYTES`])
-    /// rather than copying each page it reads into its cache. An update's lookups of the
-    /// postings of 1,000 newcomers read pages spread over a 100,000-document store's
-    /// fingerprint index, and copied most of them again and again through the 2 MB cache; a
-    /// scan that reads each page once (the report's figures) pays a page fault per page
-    /// instead, which costs more than the copy. So the map is for the lookups alone.
-    pub fn map_pages(&self, on: bool) -> Result<()> {
-        self.conn
-            .pragma_update(None, "mmap_size", if on { MAPPED_BYTES } else { 0 })
-            .at(&self.path)
-    }
-
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     ///
     /// For the commands that write. A file that exists but is not a sound store is refused
