@@ -293,12 +293,19 @@ mod tests {
         ids.push("back\\slash".into());
         ids.sort();
         let old: Vec<DocMeta> = ids.iter().step_by(2).map(|id| meta(id, 1)).collect();
-        // New documents (the odd ones), one changed (words), one deleted, at both ends too.
+        // New documents (the odd ones, and one before and one after all), one changed (words),
+        // one deleted.
         let mut now: Vec<DocMeta> = ids.iter().map(|id| meta(id, 1)).collect();
         now[4].words = 9;
         let deleted = now.remove(10).id;
         let mut change_ids: Vec<String> = ids.iter().skip(1).step_by(2).cloned().collect();
-        change_ids.extend([now[4].id.clone(), deleted.clone(), "zzz".into()]);
+        change_ids.extend([
+            now[4].id.clone(),
+            deleted.clone(),
+            "aaa".into(),
+            "zzz".into(),
+        ]);
+        now.insert(0, meta("aaa", 2));
         now.push(meta("zzz", 3));
         change_ids.sort();
         let changes: Vec<Change> = change_ids
