@@ -145,8 +145,10 @@ fn merge_lines(
             }
             break;
         }
-        let whole = match memchr::memrchr(b'\n', &buf) {
-            Some(last) => last + 1,
+        // What was kept from the last read holds no newline: only the new bytes are searched,
+        // so a line longer than a chunk is not searched again with every read.
+        let whole = match memchr::memrchr(b'\n', &buf[kept..]) {
+            Some(last) => kept + last + 1,
             None => continue,
         };
         if std::str::from_utf8(&buf[..whole]).is_err() {
