@@ -211,30 +211,19 @@ fn line_id_bytes(l: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
         return Some(std::borrow::Cow::Borrowed(plain));
     }
     let id = line_id(std::str::from_utf8(l).ok()?)?;
-    Some(std::borrow::Cow::Owned(id.into_owned().into_bytes()))
+    Some(std::borrow::Cow::Owned(id.into_bytes()))
 }
 
-/// The id of a manifest line (None: not a whole line [`line`] wrote).
-fn line_id(l: &str) -> Option<std::borrow::Cow<'_, str>> {
+/// The id of a manifest line, escapes read as JSON (None: not a whole line [`line`] wrote):
+/// [`line_id_bytes`] for an id with a backslash.
+fn line_id(l: &str) -> Option<String> {
     let rest = l.strip_prefix("{\"id\":")?;
     if !l.ends_with("}\n") {
         return None;
     }
-    // An id without escapes is the text up to the next quote.
-    if let Some(plain) = rest
-        .strip_prefix('"')
-        .and_then(|r| r.split_once('"'))
-        .map(|(id, _)| id)
-    {
-        if !plain.contains('\\') {
-            return Some(std::borrow::Cow::Borrowed(plain));
-        }
-    }
     // Reads the first value only, the id string, not the rest of the line.
     let mut de = serde_json::Deserializer::from_str(rest);
-    String::deserialize(&mut de)
-        .ok()
-        .map(std::borrow::Cow::Owned)
+    String::deserialize(&mut de).ok()
 }
 
 /// What the collection directory looked like when a sync ended: the manifest's size and time,
