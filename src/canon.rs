@@ -370,8 +370,24 @@ impl<'s> Canonicalizer<'s> {
         buf.clear();
         buf.reserve(text.len() / 2);
         let bytes = text.as_bytes();
+        // Stemming reads each word as a string: only the general path does. A local, not a
+        // field read in the loop: read there, Russian text went 10 % slower.
+        let blocks = !self.stop.stem;
         let mut i = 0;
         while i < bytes.len() {
+            // Where the next 64 bytes are ASCII words and what lies between them, they are
+            // read by one mask; the first word the mask cannot settle goes the way below. Not
+            // tried unless the next 8 bytes are ASCII: in Cyrillic text the mask would find
+            // little more than the space before the next word.
+            if blocks && ascii_ahead(bytes, i) {
+                if let Some(block) = bytes.get(i..i + BLOCK).and_then(|b| b.try_into().ok()) {
+                    let done = self.ascii_block(bytes, i, block, &mut buf, &mut out.starts);
+                    if done > 0 {
+                        i += done;
+                        continue;
+                    }
+                }
+            }
             // The char at `i`: an ASCII byte is decided by table, any other char decoded once;
             // a word char starts a word, which the loop below reads from `i` on.
             let b = bytes[i];
@@ -472,18 +488,66 @@ impl<'s> Canonicalizer<'s> {
             return None;
         }
         let word = u128::from(upper) << 64 | u128::from(word);
+        self.push_short_word(word, run, buf, starts);
+        Some(run)
+    }
+
+    /// Pushes a lower-cased word of `len` bytes (1 to 15, the low bytes of `word`, the bytes
+    /// above them zero) unless it is a stop word.
+    #[inline]
+    fn push_short_word(&self, word: u128, len: usize, buf: &mut Vec<u8>, starts: &mut Vec<u32>) {
         // Written whether or not it is a stop word, and taken back by arithmetic: a branch on
         // the answer would be mispredicted for about one word in three.
-        let keep = usize::from(!self.stop.contains_short_word(word, run));
+        let keep = usize::from(!self.stop.contains_short_word(word, len));
         let before = buf.len();
         if before > 0 {
             buf.push(b' ');
         }
         starts.push(buf.len() as u32);
         buf.extend_from_slice(&word.to_le_bytes());
-        buf.truncate(before + keep * (buf.len() - 16 + run - before));
+        buf.truncate(before + keep * (buf.len() - 16 + len - before));
         starts.truncate(starts.len() - 1 + keep);
-        Some(run)
+    }
+
+    /// The words of the `BLOCK` bytes at `at` (`block`), found from one mask of its word
+    /// bytes rather than a byte and a word at a time: each ASCII word of at most 15 bytes
+    /// that an ASCII char ends inside the block is pushed as [`Canonicalizer::short_ascii_word`]
+    /// pushes it, and the chars between words are passed over. Returns how many bytes were
+    /// done: up to the first word it leaves to the general path (a longer word, one that
+    /// may go on past the block or into a char beyond ASCII), or up to that char, or the
+    /// whole block.
+    ///
+    /// Not inlined: out of the canonical form's loop, it left that loop's registers alone and
+    /// ran faster itself (English text 348 → 392 MB/s).
+    #[inline(never)]
+    fn ascii_block(
+        &self,
+        bytes: &[u8],
+        at: usize,
+        block: &[u8; BLOCK],
+        buf: &mut Vec<u8>,
+        starts: &mut Vec<u32>,
+    ) -> usize {
+        let (words, beyond) = block_masks(block);
+        let limit = beyond.trailing_zeros() as usize;
+        let mut rest = words & !u64::MAX.checked_shl(limit as u32).unwrap_or(0);
+        while rest != 0 {
+            let start = rest.trailing_zeros() as usize;
+            let end = start + (!(words >> start)).trailing_zeros() as usize;
+            let len = end - start;
+            // A word ending at the limit may go on beyond it.
+            if end >= limit || len > 15 {
+                return start;
+            }
+            let Some(chunk) = bytes.get(at + start..at + start + 16) else {
+                return start;
+            };
+            let x = u128::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let word = (x | u128::from_le_bytes([0x20; 16])) & ((1u128 << (8 * len)) - 1);
+            self.push_short_word(word, len, buf, starts);
+            rest &= u64::MAX << end;
+        }
+        limit
     }
 
     /// Canonical form of `text` as a new value.
@@ -492,6 +556,70 @@ impl<'s> Canonicalizer<'s> {
         self.canonicalize_into(text, &mut out);
         out
     }
+}
+
+/// Bytes of text [`Canonicalizer::ascii_block`] reads at once: a mask bit each.
+const BLOCK: usize = 64;
+
+/// Of the [`BLOCK`] bytes of `block`, a bit each (bit k for byte k): where it is an ASCII letter
+/// or digit, and where it is not ASCII. Sixteen bytes to an SSE2 comparison (every x86_64 CPU
+/// has SSE2).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn block_masks(block: &[u8; BLOCK]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let (mut words, mut beyond) = (0u64, 0u64);
+    for k in 0..BLOCK / 16 {
+        // SAFETY: SSE2 is part of every x86_64 CPU, and the load reads 16 bytes of the 64 in
+        // `block`; an unaligned load takes any address.
+        let (word, high) = unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i);
+            // Signed comparisons: a byte beyond ASCII is negative and in no range.
+            let within = |x: __m128i, lo: u8, hi: u8| {
+                _mm_and_si128(
+                    _mm_cmpgt_epi8(x, _mm_set1_epi8(lo as i8 - 1)),
+                    _mm_cmpgt_epi8(_mm_set1_epi8(hi as i8 + 1), x),
+                )
+            };
+            // Upper case letters join the lower case ones; no other byte enters 'a'..='z'.
+            let letter = within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', b'z');
+            let digit = within(v, b'0', b'9');
+            (
+                _mm_movemask_epi8(_mm_or_si128(letter, digit)) as u16,
+                _mm_movemask_epi8(v) as u16,
+            )
+        };
+        words |= u64::from(word) << (16 * k);
+        beyond |= u64::from(high) << (16 * k);
+    }
+    (words, beyond)
+}
+
+/// [`block_masks`] eight bytes at a time in a `u64`, where there is no SSE2.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn block_masks_swar(block: &[u8; BLOCK]) -> (u64, u64) {
+    // The high bit of each byte of 8, gathered into the low 8 bits of the result.
+    let gather = |high: u64| ((high >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+    let (mut words, mut beyond) = (0u64, 0u64);
+    for (k, chunk) in block.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        words |= gather(ascii_word_bytes(x)) << (8 * k);
+        beyond |= gather(x & HIGH_BITS) << (8 * k);
+    }
+    (words, beyond)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+use block_masks_swar as block_masks;
+
+/// Whether the 8 bytes at `at` are there and all ASCII.
+#[inline]
+fn ascii_ahead(bytes: &[u8], at: usize) -> bool {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .is_some_and(|b| u64::from_le_bytes(b) & HIGH_BITS == 0)
 }
 
 /// The high bit of each of 8 bytes.
@@ -771,6 +899,15 @@ mod tests {
                 texts.push(format!("{word}{c}{word}{c} Ourselves{c}{word}{c}"));
             }
         }
+        // Texts longer than the 64-byte blocks read by one mask, shifted a byte at a time so
+        // that every kind of word meets the block's edge, and chars beyond ASCII near it.
+        let long = "The dog, Abcdefgh and ABCDEFGHIJKLMNO met themselves 42nd; \
+                    abcdefghijklmnop ourselves café x Москва ёлка\tZ9@[`{z o'clock Internationalization \
+                    a b c YOURSELVES 1234567890123456 end.";
+        for shift in 0..140 {
+            texts.push(format!("{}{long}", "-".repeat(shift)));
+            texts.push(format!("{}{long}{long}", "ab ".repeat(shift / 3)));
+        }
         // Every char beside ASCII and Cyrillic words, inside them and alone.
         for c in (0..0x3100u32).filter_map(char::from_u32) {
             texts.push(format!("a{c}b {c} {c}{c}c Ж{c}ж The{c} и{c}"));
@@ -826,6 +963,27 @@ mod tests {
             assert!(!stop.contains(w), "{w}");
         }
         assert!(!StopWords::none().contains("the") && !StopWords::none().contains(""));
+    }
+
+    #[test]
+    fn block_masks_mark_ascii_word_bytes_and_bytes_beyond_ascii() {
+        let mut state = 5u64;
+        for round in 0..2000 {
+            let block: [u8; BLOCK] = std::array::from_fn(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Every byte value, and in half the rounds ASCII alone.
+                (state >> 56) as u8 & if round % 2 == 0 { 0x7F } else { 0xFF }
+            });
+            let (mut words, mut beyond) = (0u64, 0u64);
+            for (k, &b) in block.iter().enumerate() {
+                words |= u64::from(b.is_ascii_alphanumeric()) << k;
+                beyond |= u64::from(!b.is_ascii()) << k;
+            }
+            assert_eq!(block_masks(&block), (words, beyond), "{block:?}");
+            assert_eq!(block_masks_swar(&block), (words, beyond), "{block:?}");
+        }
     }
 
     #[test]
