@@ -331,33 +331,115 @@ fn judge_pairs(
 /// documents, which would otherwise pass for copied passages. A distributed run counts the same
 /// statistic across executors and hands the result to [`mark_boilerplate`].
 pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZone) -> Vec<u32> {
-    // Counting by sorting a flat list beats a hash map of counts at millions of shingles; the
-    // list is cut by the shingles' top bits so that only a sixteenth of it is held at a time.
-    const PART_BITS: u32 = 4;
+    // The sets are cut by the shingles' top bits so that only a sixteenth of their shingles
+    // is copied at a time, and each part is counted by a [`FrequentCounter`].
     let sets: Vec<&[u32]> = sets.collect();
     let starts: Vec<u32> = (0..1u32 << PART_BITS)
         .map(|part| part << (32 - PART_BITS))
         .collect();
     let cuts = PartCuts::new(&sets, &starts);
-    let frequent_in = |part: u32| -> Vec<u32> {
-        let in_part = |i: usize| cuts.range(i, part as usize);
-        let mut all: Vec<u32> = Vec::with_capacity((0..sets.len()).map(|i| in_part(i).len()).sum());
-        for (i, s) in sets.iter().enumerate() {
-            all.extend_from_slice(&s[in_part(i)]);
-        }
-        all.sort_unstable();
-        all.chunk_by(|x, y| x == y)
-            .filter(|run| is_boilerplate(run.len(), grey))
-            .map(|run| run[0])
-            .collect()
-    };
     // Parts in parallel, one per thread at a time; collected in order, so the list is sorted.
     let parts: Vec<Vec<u32>> = (0..1u32 << PART_BITS)
         .into_par_iter()
         .with_max_len(1)
-        .map(frequent_in)
+        .map_init(FrequentCounter::default, |counter, part| {
+            let in_part = |i: usize| &sets[i][cuts.range(i, part as usize)];
+            counter.frequent(
+                || (0..sets.len()).map(in_part),
+                |count| is_boilerplate(count, grey),
+            )
+        })
         .collect();
     parts.concat()
+}
+
+/// Counts shingles by their bits instead of sorting them: a part of 1.7 million took 21 ns a
+/// shingle to sort, most of the time of [`frequent_shingles`] on the 80k dev corpus.
+struct FrequentCounter {
+    /// Per value of a shingle's middle bits, how many there are, then where they go.
+    starts: Vec<u32>,
+    /// The shingles grouped by their middle bits.
+    grouped: Vec<u32>,
+    /// Per value of a shingle's low bits, its count in the group being counted: 64 KiB, so
+    /// the count of a random shingle stays in the cache. Left all zero between groups.
+    counts: Vec<u32>,
+}
+
+/// Top bits of a shingle: the parts of [`frequent_shingles`].
+const PART_BITS: u32 = 4;
+/// Middle bits of a shingle: 16,384 groups in a part, each counted alone.
+const MIDDLE_BITS: u32 = 14;
+/// Low bits of a shingle: the index into [`FrequentCounter::counts`].
+const LOW_BITS: u32 = 14;
+// Two shingles of one group with the same low bits are the same shingle.
+const _: () = assert!(PART_BITS + MIDDLE_BITS + LOW_BITS == 32);
+
+impl Default for FrequentCounter {
+    fn default() -> Self {
+        FrequentCounter {
+            starts: vec![0; (1 << MIDDLE_BITS) + 1],
+            grouped: Vec::new(),
+            counts: vec![0; 1 << LOW_BITS],
+        }
+    }
+}
+
+impl FrequentCounter {
+    /// The values of the lists `all` gives whose number of occurrences `frequent` accepts (a
+    /// threshold: once a count is accepted, every larger one is), sorted, each once. `all` is
+    /// called twice and gives the same lists both times.
+    fn frequent<'a, L>(&mut self, all: impl Fn() -> L, frequent: impl Fn(usize) -> bool) -> Vec<u32>
+    where
+        L: Iterator<Item = &'a [u32]>,
+    {
+        let middle = |v: u32| ((v >> LOW_BITS) & ((1 << MIDDLE_BITS) - 1)) as usize;
+        let low = |v: u32| (v & ((1 << LOW_BITS) - 1)) as usize;
+        // A counting sort by the middle bits, straight from the lists: shingles that may be
+        // equal end up side by side.
+        self.starts.fill(0);
+        // Loops over each list, not over `flatten()`, whose step per value asks whether the
+        // list has ended: that doubled the time of the two passes.
+        for list in all() {
+            for &v in list {
+                self.starts[middle(v) + 1] += 1;
+            }
+        }
+        for m in 1..self.starts.len() {
+            self.starts[m] += self.starts[m - 1];
+        }
+        self.grouped.clear();
+        self.grouped
+            .resize(self.starts[1 << MIDDLE_BITS] as usize, 0);
+        // `starts[m]` moves on through group `m` as it fills, ending where group `m + 1`
+        // starts; so afterwards group `m` lies between `starts[m - 1]` and `starts[m]`.
+        for list in all() {
+            for &v in list {
+                let at = &mut self.starts[middle(v)];
+                self.grouped[*at as usize] = v;
+                *at += 1;
+            }
+        }
+        let mut found = Vec::new();
+        let mut from = 0;
+        for &end in &self.starts[..1 << MIDDLE_BITS] {
+            let group = &self.grouped[from..end as usize];
+            from = end as usize;
+            let first = found.len();
+            for &v in group {
+                let count = &mut self.counts[low(v)];
+                *count += 1;
+                // Listed when its count first passes the threshold.
+                if frequent(*count as usize) && !frequent(*count as usize - 1) {
+                    found.push(v);
+                }
+            }
+            for &v in group {
+                self.counts[low(v)] = 0;
+            }
+            found[first..].sort_unstable();
+        }
+        found
+    }
 }
 
 /// Whether a shingle seen in `count` of the verified texts is boilerplate.
@@ -462,6 +544,46 @@ mod tests {
             resemblance: 0.6,
             containment: 0.6,
             min_shared_shingles: 0.0,
+        }
+    }
+
+    #[test]
+    fn frequent_shingles_are_those_counted_past_the_threshold() {
+        let mut rng = crate::sign::test_support::Lcg(11);
+        for round in 0..40 {
+            // Values drawn from a small range repeat across sets; the range crosses the
+            // counter's groups and parts.
+            let range = 1 + rng.below(1 << (8 + round % 24));
+            let sets: Vec<Vec<u32>> = (0..1 + rng.below(60))
+                .map(|_| {
+                    let n = rng.below(300);
+                    let mut s: Vec<u32> = (0..n)
+                        .map(|_| (rng.below(range) as u32).wrapping_mul(0x9E37_79B9))
+                        .collect();
+                    s.sort_unstable();
+                    s.dedup();
+                    s
+                })
+                .collect();
+            let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+            for s in &sets {
+                for &v in s {
+                    *counts.entry(v).or_default() += 1;
+                }
+            }
+            for passage_common in [0, 1, 3] {
+                let g = GreyZone {
+                    passage_common,
+                    ..grey()
+                };
+                let want: Vec<u32> = counts
+                    .iter()
+                    .filter(|(_, &c)| is_boilerplate(c, &g))
+                    .map(|(&v, _)| v)
+                    .collect();
+                let got = frequent_shingles(sets.iter().map(|s| s.as_slice()), &g);
+                assert_eq!(got, want, "round {round}, passage_common {passage_common}");
+            }
         }
     }
 
