@@ -351,14 +351,18 @@ impl Store {
     }
 
     fn metas(&self, status: Option<Status>) -> Result<Vec<DocMeta>> {
-        // Two statements, so that the one with a status uses the status index.
+        // Two statements, so that the one with a status uses the status index. Rows are read
+        // in the table's order and sorted here: `ORDER BY id` walked the id index and fetched
+        // each row from a random place in the table (80,000 documents: 0.39–0.43 s).
         let sql = match status {
-            None => format!("SELECT {META_COLS} FROM documents WHERE ?1 IS NULL ORDER BY id"),
-            Some(_) => format!("SELECT {META_COLS} FROM documents WHERE status = ?1 ORDER BY id"),
+            None => format!("SELECT {META_COLS} FROM documents WHERE ?1 IS NULL"),
+            Some(_) => format!("SELECT {META_COLS} FROM documents WHERE status = ?1"),
         };
         let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
         let rows = stmt.query_map([status], meta_row).at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+        let mut metas = rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)?;
+        metas.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        Ok(metas)
     }
 
     /// Metadata of one document by id.
