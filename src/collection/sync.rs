@@ -7,11 +7,12 @@ use super::report::{
     skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
-use crate::store::kept::{file_bytes, kept_file, kept_text, read_kept_file, KeptFile};
+use crate::store::kept::{file_bytes, kept_file, kept_texts, read_kept_file, KeptFile};
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -210,15 +211,39 @@ fn hold_leaving_texts(
             Some(changed.as_slice())
         }
     };
-    let mut leaving = Vec::new();
-    for (num, id, sha256) in store.unkept_texts_not_held(among)? {
-        if !files.has(&id) {
-            continue;
-        }
-        leaving.push((num, kept_text(docs_dir, &id, &sha256)?));
+    let leaving: Vec<(i64, String, String)> = store
+        .unkept_texts_not_held(among)?
+        .into_iter()
+        .filter(|(_, id, _)| files.has(id))
+        .collect();
+    // Read and checked on all cores, a chunk at a time, so that only a chunk of texts is held
+    // in memory (after a build, the duplicates: 5,601 texts of the 80k dev corpus, read one
+    // by one on one core before).
+    for chunk in leaving.chunks(HOLD_CHUNK) {
+        let texts: Vec<Vec<Result<String>>> = chunk
+            .par_chunks(READ_CHUNK)
+            .map(|part| {
+                let wanted: Vec<(&str, &str)> = part
+                    .iter()
+                    .map(|(_, id, sha256)| (id.as_str(), sha256.as_str()))
+                    .collect();
+                kept_texts(docs_dir, &wanted)
+            })
+            .collect();
+        let held = chunk
+            .iter()
+            .zip(texts.into_iter().flatten())
+            .map(|((num, _, _), text)| Ok((*num, text?)))
+            .collect::<Result<Vec<_>>>()?;
+        store.hold_texts(&held)?;
     }
-    store.hold_texts(&leaving)
+    Ok(())
 }
+
+/// Texts moved from `docs/` into the store per transaction.
+const HOLD_CHUNK: usize = 1024;
+/// Texts read and checked together on one core (their hashes side by side).
+const READ_CHUNK: usize = 64;
 
 /// Writes the file of a kept text (its id, its text).
 pub type WriteText<'a> = &'a dyn Fn(&str, &str) -> Result<()>;

@@ -195,53 +195,65 @@ impl TextRow {
         Ok(text.pop().flatten())
     }
 
-    /// [`TextRow::text`] of each row, in their order, with the texts read from `docs/` checked
-    /// against their hashes together ([`sha256_hex_many`]): one at a time, the check was a
-    /// sixth of the work of reading the texts an update verifies.
+    /// [`TextRow::text`] of each row, in their order, the texts from `docs/` read and checked
+    /// together ([`kept_texts`]).
     pub(crate) fn texts(
         rows: &[TextRow],
         store: &Path,
         docs: &Path,
     ) -> Result<Vec<Option<String>>> {
-        let mut loaded = Vec::with_capacity(rows.len());
-        for row in rows {
-            loaded.push(match &row.frame {
-                Some(frame) => Loaded::Done(Some(frame.unpack().at(store)?)),
+        let mut texts = Vec::with_capacity(rows.len());
+        let mut in_files = Vec::new();
+        for (at, row) in rows.iter().enumerate() {
+            texts.push(match &row.frame {
+                Some(frame) => Some(frame.unpack().at(store)?),
                 None if lives_in_docs(row.status) => {
-                    Loaded::File(read_unchecked(docs, &row.id).with_context(|| {
-                        format!("{}: cannot read", kept_file(docs, &row.id).display())
-                    })?)
+                    in_files.push(at);
+                    None
                 }
-                None => Loaded::Done(None),
+                None => None,
             });
         }
-        let hashes = sha256_hex_many(loaded.iter().filter_map(|l| match l {
-            Loaded::File(Ok(text)) => Some(text.as_str()),
-            _ => None,
-        }));
-        let mut hashes = hashes.into_iter();
-        rows.iter()
-            .zip(loaded)
-            .map(|(row, loaded)| match loaded {
-                Loaded::Done(text) => Ok(text),
-                Loaded::File(found) => {
-                    let hash = match &found {
-                        Ok(_) => hashes.next().unwrap_or_default(),
-                        Err(_) => String::new(),
-                    };
-                    kept_text_of(docs, &row.id, checked(found, &hash, &row.sha256)).map(Some)
-                }
-            })
-            .collect()
+        let wanted: Vec<(&str, &str)> = in_files
+            .iter()
+            .map(|&at| (rows[at].id.as_str(), rows[at].sha256.as_str()))
+            .collect();
+        for (at, text) in in_files.into_iter().zip(kept_texts(docs, &wanted)) {
+            texts[at] = Some(text?);
+        }
+        Ok(texts)
     }
 }
 
-/// A row's text as [`TextRow::texts`] first loads it.
-enum Loaded {
-    /// Unpacked from the store, or none held.
-    Done(Option<String>),
-    /// Read from `docs/`, not checked yet.
-    File(Result<String, KeptFile>),
+/// [`kept_text`] of each `(id, sha256)`, in their order, the files' checks hashed together
+/// ([`sha256_hex_many`]): one at a time, the check was a sixth of the work of reading the
+/// texts an update verifies.
+pub fn kept_texts(docs: &Path, wanted: &[(&str, &str)]) -> Vec<Result<String>> {
+    let found: Vec<Result<Result<String, KeptFile>>> = wanted
+        .iter()
+        .map(|(id, _)| {
+            read_unchecked(docs, id)
+                .with_context(|| format!("{}: cannot read", kept_file(docs, id).display()))
+        })
+        .collect();
+    let hashes = sha256_hex_many(found.iter().filter_map(|f| match f {
+        Ok(Ok(text)) => Some(text.as_str()),
+        _ => None,
+    }));
+    let mut hashes = hashes.into_iter();
+    wanted
+        .iter()
+        .zip(found)
+        .map(|((id, sha256), found)| {
+            found.and_then(|found| {
+                let hash = match &found {
+                    Ok(_) => hashes.next().unwrap_or_default(),
+                    Err(_) => String::new(),
+                };
+                kept_text_of(docs, id, checked(found, &hash, sha256))
+            })
+        })
+        .collect()
 }
 
 impl Store {
@@ -426,6 +438,34 @@ mod tests {
         assert!(e.to_string().contains("a.txt: has changed"), "{e}");
         let e = kept_text(dir.path(), "b", &sha).unwrap_err();
         assert!(e.to_string().contains("b.txt: is missing"), "{e}");
+    }
+
+    #[test]
+    fn kept_texts_read_together_say_of_each_file_what_it_holds_in_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts = ["Один.", "Two.", "Three.", "Four."];
+        let shas: Vec<String> = texts.iter().map(|t| sha256_hex(t)).collect();
+        std::fs::write(kept_file(dir.path(), "a"), file_bytes(texts[0])).unwrap();
+        std::fs::write(kept_file(dir.path(), "b"), file_bytes("Not two.")).unwrap();
+        std::fs::write(kept_file(dir.path(), "d"), file_bytes(texts[3])).unwrap();
+        let wanted: Vec<(&str, &str)> = ["a", "b", "c", "d"]
+            .into_iter()
+            .zip(shas.iter().map(String::as_str))
+            .collect();
+        let read = kept_texts(dir.path(), &wanted);
+        assert_eq!(read.len(), 4);
+        assert_eq!(read[0].as_ref().unwrap(), texts[0]);
+        assert_eq!(read[3].as_ref().unwrap(), texts[3]);
+        let lost = |r: &Result<String>| {
+            let e = r
+                .as_ref()
+                .unwrap_err()
+                .downcast_ref::<KeptTextLost>()
+                .unwrap();
+            (e.file.file_name().unwrap().to_owned(), e.changed)
+        };
+        assert_eq!(lost(&read[1]), ("b.txt".into(), true));
+        assert_eq!(lost(&read[2]), ("c.txt".into(), false));
     }
 
     #[test]
