@@ -218,7 +218,8 @@ fn hold_leaving_texts(
         .collect();
     // Read and checked on all cores, a chunk at a time, so that only a chunk of texts is held
     // in memory (after a build, the duplicates: 5,601 texts of the 80k dev corpus, read one
-    // by one on one core before).
+    // by one on one core before). Each chunk is held in a transaction of its own: a kill
+    // between them leaves the rest to the next sync, as no file is removed before all are.
     for chunk in leaving.chunks(HOLD_CHUNK) {
         let texts: Vec<Vec<Result<String>>> = chunk
             .par_chunks(READ_CHUNK)

@@ -1330,7 +1330,7 @@ fn write_dedup(
             cont_a_in_b = excluded.cont_a_in_b, cont_b_in_a = excluded.cont_b_in_a,
             verdict = excluded.verdict, verified = excluded.verified, shared = excluded.shared",
     ).at(path)?;
-    // In key order, so that the key's index and the checks of both ids (references to
+    // In key order, so that the key's index and the check of the first id (a reference to
     // `documents`) walk their B-trees forward instead of landing at random.
     let mut in_order: Vec<&StoredPair> = pairs.iter().collect();
     in_order.sort_unstable_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
@@ -1461,7 +1461,7 @@ pub(crate) mod tests {
             verified: true,
             shared: 0,
         };
-        // Pairs out of key order: they are written in it.
+        // Pairs given out of key order (they are written sorted): both stored.
         s.record_dedup(
             run,
             &[
