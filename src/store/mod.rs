@@ -1316,11 +1316,31 @@ fn write_dedup(
     outcomes: &[Outcome],
     pairs: &[StoredPair],
 ) -> Result<()> {
+    // In row order, so that the table's pages are rewritten one after the other: the
+    // outcomes come in id order, which visits the rows at random. A document not stored is
+    // left out, as an update by its id would change nothing.
+    let at: rustc_hash::FxHashMap<&str, usize> = outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.id.as_str(), i))
+        .collect();
+    let mut by_row: Vec<(i64, &Outcome)> = Vec::with_capacity(outcomes.len());
+    {
+        let mut rows = tx.prepare("SELECT num, id FROM documents").at(path)?;
+        let mut rows = rows.query([]).at(path)?;
+        while let Some(row) = rows.next().at(path)? {
+            let id: String = row.get(1).at(path)?;
+            if let Some(&i) = at.get(id.as_str()) {
+                by_row.push((row.get(0).at(path)?, &outcomes[i]));
+            }
+        }
+    }
+    by_row.sort_unstable_by_key(|(num, _)| *num);
     let mut upd = tx
-        .prepare_cached("UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE id = ?3")
+        .prepare_cached("UPDATE documents SET status = ?1, duplicate_of = ?2 WHERE num = ?3")
         .at(path)?;
-    for o in outcomes {
-        upd.execute(params![o.status, o.duplicate_of, o.id])
+    for (num, o) in by_row {
+        upd.execute(params![o.status, o.duplicate_of, num])
             .at(path)?;
     }
     let mut ins = tx.prepare_cached(
@@ -1468,6 +1488,8 @@ pub(crate) mod tests {
                 outcome("a", Status::Kept, None),
                 outcome("b", Status::Duplicate, Some("a")),
                 outcome("c", Status::Kept, None),
+                // Not stored: left out, as an update by its id would be.
+                outcome("gone", Status::Kept, None),
             ],
             &[
                 pair("b", "c", Verdict::Contained),
