@@ -1320,7 +1320,7 @@ fn write_dedup(
     // In row order, so that the table's pages are rewritten one after the other: the
     // outcomes come in id order, which visits the rows at random. A document not stored is
     // left out, as an update by its id would change nothing.
-    let at: rustc_hash::FxHashMap<&str, usize> = outcomes
+    let place: rustc_hash::FxHashMap<&str, usize> = outcomes
         .iter()
         .enumerate()
         .map(|(i, o)| (o.id.as_str(), i))
@@ -1331,7 +1331,7 @@ fn write_dedup(
         let mut rows = rows.query([]).at(path)?;
         while let Some(row) = rows.next().at(path)? {
             let id: String = row.get(1).at(path)?;
-            if let Some(&i) = at.get(id.as_str()) {
+            if let Some(&i) = place.get(id.as_str()) {
                 by_row.push((row.get(0).at(path)?, &outcomes[i]));
             }
         }
