@@ -19,7 +19,7 @@ use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
 use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
-use crate::store::kept::TextRow;
+use crate::store::kept::{TextRow, READ_CHUNK};
 use crate::store::{Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
@@ -329,9 +329,6 @@ fn pairs_among<T: Send>(
     })?;
     Ok(found.pairs)
 }
-
-/// Texts read together on one core: their checks are hashed side by side (`TextRow::texts`).
-const READ_CHUNK: usize = 64;
 
 /// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
 /// that document's pairs as judged): `TEXT_CHUNK` texts fetched in order, then read and

@@ -7,7 +7,7 @@ use super::report::{
     skipped_markdown, stored_topic, Counts,
 };
 use super::write_atomic;
-use crate::store::kept::{file_bytes, kept_file, kept_texts, read_kept_file, KeptFile};
+use crate::store::kept::{file_bytes, kept_file, kept_texts, read_kept_file, KeptFile, READ_CHUNK};
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
 use crate::topic::Topic;
@@ -243,8 +243,6 @@ fn hold_leaving_texts(
 
 /// Texts moved from `docs/` into the store per transaction.
 const HOLD_CHUNK: usize = 1024;
-/// Texts read and checked together on one core (their hashes side by side).
-const READ_CHUNK: usize = 64;
 
 /// Writes the file of a kept text (its id, its text).
 pub type WriteText<'a> = &'a dyn Fn(&str, &str) -> Result<()>;

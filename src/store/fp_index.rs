@@ -57,13 +57,7 @@ enum Split {
 
 impl Store {
     fn fp_split(&self) -> Result<Split> {
-        let sql: Option<String> = rusqlite::OptionalExtension::optional(self.conn.query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
-            [MAIN],
-            |r| r.get(0),
-        ))
-        .at(&self.path)?;
-        let Some(sql) = sql else {
+        let Some(sql) = super::index_definition(&self.conn, &self.path, MAIN)? else {
             return Ok(Split::Missing);
         };
         Ok(match sql.split_once(" WHERE doc <= ") {

@@ -225,6 +225,10 @@ impl TextRow {
     }
 }
 
+/// Texts read from `docs/` together on one core by [`kept_texts`] (their hashes side by side),
+/// wherever texts are read on all cores.
+pub const READ_CHUNK: usize = 64;
+
 /// [`kept_text`] of each `(id, sha256)`, in their order, the files' checks hashed together
 /// ([`sha256_hex_many`]): one at a time, the check was a sixth of the work of reading the
 /// texts an update verifies.

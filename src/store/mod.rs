@@ -1288,20 +1288,23 @@ const REMADE_INDEXES: [&str; 5] = [
     "pairs_verdict",
 ];
 
+/// The statement that made index `name`, as the store holds it (None: no such index).
+fn index_definition(conn: &Connection, path: &Path, name: &str) -> Result<Option<String>> {
+    conn.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
+        [name],
+        |r| r.get(0),
+    )
+    .optional()
+    .at(path)
+}
+
 /// Drops `names` (those the store has) and hands back the statements that make them again,
 /// as the store defined them.
 fn drop_indexes(tx: &Transaction<'_>, path: &Path, names: &[&str]) -> Result<String> {
     let mut remake = String::new();
     for name in names {
-        let sql: Option<String> = tx
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .optional()
-            .at(path)?;
-        if let Some(sql) = sql {
+        if let Some(sql) = index_definition(tx, path, name)? {
             tx.execute_batch(&format!("DROP INDEX {name};")).at(path)?;
             remake.push_str(&sql);
             remake.push_str(";\n");
