@@ -173,7 +173,12 @@ static CYRILLIC: LazyLock<Profiles> = LazyLock::new(|| {
 
 /// Three chars in one number that orders as the chars do (a char is below 2^21).
 fn trigram(a: char, b: char, c: char) -> u64 {
-    (a as u64) << 42 | (b as u64) << 21 | c as u64
+    wide_of([a as u64, b as u64, c as u64])
+}
+
+/// Three chars' numbers as a [`trigram`].
+fn wide_of([a, b, c]: [u64; 3]) -> u64 {
+    a << 42 | b << 21 | c
 }
 
 /// whatlang turns punctuation, digits and ASCII symbols into spaces.
@@ -447,7 +452,7 @@ fn count_trigrams(lower: &str) -> CountKeys {
         // No count passes the number of chars, and the coded chars are ASCII.
         if lower.len() < NARROW_COUNT && other.keys().all(|&t| narrow_trigram(t).is_some()) {
             let mut keys = Vec::with_capacity(touched + other.len());
-            keys.extend(coded.map(|(n, [a, b, c])| n << 48 | a << 32 | b << 16 | c));
+            keys.extend(coded.map(|(n, chars)| n << 48 | narrow_of(chars)));
             keys.extend(
                 other
                     .into_iter()
@@ -456,9 +461,7 @@ fn count_trigrams(lower: &str) -> CountKeys {
             CountKeys::Narrow(keys)
         } else {
             let wide = |n: u64, t: u64| u128::from(n) << 64 | u128::from(t);
-            let mut keys: Vec<u128> = coded
-                .map(|(n, [a, b, c])| wide(n, a << 42 | b << 21 | c))
-                .collect();
+            let mut keys: Vec<u128> = coded.map(|(n, chars)| wide(n, wide_of(chars))).collect();
             keys.extend(other.into_iter().map(|(t, n)| wide(u64::from(n), t)));
             CountKeys::Wide(keys)
         }
@@ -481,19 +484,22 @@ const NARROW_COUNT: usize = 1 << 15;
 fn narrow_trigram(trigram: u64) -> Option<u64> {
     const CHAR: u64 = (1 << 21) - 1;
     let chars = [trigram >> 42, trigram >> 21 & CHAR, trigram & CHAR];
-    chars
-        .iter()
-        .all(|&c| c < 1 << 16)
-        .then(|| chars[0] << 32 | chars[1] << 16 | chars[2])
+    chars.iter().all(|&c| c < 1 << 16).then(|| narrow_of(chars))
+}
+
+/// Three chars' numbers (each in the BMP) in 48 bits, ordered as their [`trigram`].
+fn narrow_of([a, b, c]: [u64; 3]) -> u64 {
+    a << 32 | b << 16 | c
 }
 
 /// The [`trigram`] of a narrow count key.
 fn wide_trigram(key: u64) -> u64 {
     const CHAR: u64 = (1 << 16) - 1;
-    (key >> 32 & CHAR) << 42 | (key >> 16 & CHAR) << 21 | key & CHAR
+    wide_of([key >> 32 & CHAR, key >> 16 & CHAR, key & CHAR])
 }
 
-/// The keys of the `TEXT_TRIGRAMS` highest count keys, highest first, mapped by `trigram_of`.
+/// The trigrams of the `TEXT_TRIGRAMS` highest count keys, highest first (`trigram_of` reads a
+/// key's trigram).
 fn top_trigrams<K: Ord + Copy>(mut keys: Vec<K>, trigram_of: impl Fn(K) -> u64) -> Vec<u64> {
     // No two keys are equal, so only the top ones need sorting: ascending, then read back.
     if keys.len() > TEXT_TRIGRAMS {
