@@ -449,15 +449,19 @@ fn count_trigrams(lower: &str) -> CountKeys {
             let chars = [slot / 729, slot / 27 % 27, slot % 27].map(|k| decode(k) as u64);
             (u64::from(n), chars)
         });
-        // No count passes the number of chars, and the coded chars are ASCII.
-        if lower.len() < NARROW_COUNT && other.keys().all(|&t| narrow_trigram(t).is_some()) {
-            let mut keys = Vec::with_capacity(touched + other.len());
+        // No count passes the number of chars, and the coded chars are ASCII: the other
+        // trigrams decide, each narrowed once (most of a Cyrillic text's are other).
+        let narrow_other: Option<Vec<u64>> = if lower.len() < NARROW_COUNT {
+            other
+                .iter()
+                .map(|(&t, &n)| Some(u64::from(n) << 48 | narrow_trigram(t)?))
+                .collect()
+        } else {
+            None
+        };
+        if let Some(mut keys) = narrow_other {
+            keys.reserve(touched);
             keys.extend(coded.map(|(n, chars)| n << 48 | narrow_of(chars)));
-            keys.extend(
-                other
-                    .into_iter()
-                    .map(|(t, n)| u64::from(n) << 48 | narrow_trigram(t).unwrap_or(0)),
-            );
             CountKeys::Narrow(keys)
         } else {
             let wide = |n: u64, t: u64| u128::from(n) << 64 | u128::from(t);
