@@ -183,14 +183,19 @@ for f in files("store"):
     if re.search(r"\bt\.text\b", f.read_text(encoding="utf-8")) and "TextRow" not in f.read_text(encoding="utf-8"):
         failures.append(f"{f.relative_to(SRC.parent)}: reads a text without kept::TextRow, which knows docs/")
 
-# 7e. The fingerprint index has one home (store/fp_index.rs): only it looks postings up by
-# fingerprint, since a lookup that does not state the split misses a part, and only it (and the
-# migrations of store/mod.rs, which are history) names the index.
+# 7e. The fingerprint index has one home (store/fp_index.rs): only it reads or writes the
+# buckets, since a lookup that does not state the split misses a part; and a signature value has
+# one format (store/signature.rs): only it packs or unpacks one (the migrations of store/mod.rs
+# are history and name the older tables).
 for f in SRC.rglob("*.rs"):
     if f != SRC / "store" / "fp_index.rs":
-        forbid([f], r"WHERE\s+(p\.)?fp\s*=", "postings are looked up by fingerprint in store/fp_index.rs")
         if f != SRC / "store" / "mod.rs":
-            forbid([f], r"postings_fp", "the fingerprint index is store/fp_index.rs's")
+            forbid([f], r"fp_buckets|postings_fp", "the fingerprint index is store/fp_index.rs's")
+    text = f.read_text(encoding="utf-8")
+    if re.search(r"(INTO|FROM|JOIN)\s+signatures\b", text) and not re.search(
+        r"signature::(pack|unpack_into|StoredSignature)|\bStoredSignature\b|\bunpack_into\b", text
+    ):
+        failures.append(f"{f.relative_to(SRC.parent)}: touches the signatures table without store/signature.rs's format")
 
 # 7g. The manifest has one home (collection/manifest.rs): only it makes a line, so a line
 # merged into the file and a file written whole are the same bytes; and only store/changes.rs

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 /// How newcomers are looked up in the store's signatures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Lookup {
-    /// One indexed SQL lookup per newcomer fingerprint in the `postings` table.
+    /// The newcomers' fingerprints looked up in the store's fingerprint index.
     Sql,
     /// Load every stored posting into an in-memory index once.
     Memory,

@@ -1,203 +1,327 @@
-//! The fingerprint index of the postings (fingerprint → documents), through which an update
-//! finds the stored documents sharing a fingerprint with a newcomer.
+//! The fingerprint index (fingerprint → documents), through which an update finds the stored
+//! documents sharing a fingerprint with a newcomer.
 //!
-//! Fingerprints are hashes, so a newcomer's postings land on pages spread over the whole
-//! index: adding 1 % of documents to a 100,000-document store touched nearly every page of a
-//! single index (70 MB written to the journal and again to the file, 0.5 s of the update's
-//! time), and that cost grew with the store, not with the update. So the index is a partial
-//! index, up to a document number (the split): the documents after it have no fingerprint
-//! index at all, and a lookup reads their postings in order, a range of the table (which is
-//! clustered by document), checking each against the fingerprints asked for. A newcomer's
-//! postings are then appended at the table's end, as a build's are.
+//! The index is made from the documents' signatures (`signature.rs`, one value per document)
+//! in one pass: every (fingerprint, document) pair sorted in memory, cut into buckets by the
+//! fingerprint's top bits and written as one BLOB per bucket (`fp_buckets`), each holding its
+//! pairs in order, 12 bytes apiece. A bucket holds about [`BUCKET_ENTRIES`] pairs, so it fits in
+//! one page of the store, and a lookup reads the buckets of the fingerprints asked for and
+//! searches each. Stores before schema v17 had SQLite sort a B-tree over a table of postings
+//! instead: 4–6 s of a build's CPU and 154 MB of its 213 MB store on the 80k dev corpus.
 //!
-//! Stores of schema v11 to v13 gave the documents after the split an index of their own, a
-//! second partial index. Each update's postings landed all over it and rewrote most of its
-//! pages, so its inserts grew with it: 0.6 → 1.3 s over ten updates of 1,000 into a
-//! 100,000-document store, where appending the same rows takes 0.03 s. Reading the range
-//! instead costs about 8 µs a document (0.16–0.24 s for 26,000 documents' postings).
+//! The index covers the documents up to a number, the split; those after it (an update's
+//! newcomers) have no index, and a lookup reads their signatures in order, checking each
+//! fingerprint against those asked for, so that an update appends a row per newcomer and
+//! touches no bucket. When the documents after the split outnumber a share of those before it,
+//! the next [`Store::index_postings`] makes the index again up to the newest document.
 //!
-//! When the documents after the split outnumber a share of those before it, the next
-//! [`Store::index_postings`] folds them in by building the index again up to the newest
-//! document (one sorted pass: about 5 s at 150,000 documents). The share trades that pass,
-//! spread over the updates between two folds, against the reading of the range in each.
-//!
-//! The split lives in the index's own definition (`WHERE doc <= N`), so it can never disagree
-//! with the index. The v11 migration drops the whole index of older stores; the next
-//! `index_postings` makes the partial one (a whole index, should one be found, is replaced too,
-//! and the second index of the documents after the split, which stores of v11 to v13 made, is
-//! dropped).
+//! The split and the buckets' width live in one meta value written in the transaction that
+//! writes the buckets, so they can never disagree with them; without it (a build is storing
+//! documents, or was killed before making the index, or the store was just migrated) every
+//! signature is read in order.
 
+use crate::error::StoreCorrupt;
+use crate::store::signature::unpack_into;
 use crate::store::{At, Store};
 use anyhow::Result;
 use rustc_hash::FxHashSet;
 
-const MAIN: &str = "postings_fp";
-/// The index of the documents after the split that stores of v11 to v13 kept, dropped on sight.
-const RECENT: &str = "postings_fp_recent";
+/// The meta key of the index's state: "SPLIT BITS".
+const STATE: &str = "fp_index";
 
-/// The documents after the split are folded into the index once they are more than one in this
-/// many of those before it. A fold is one sorted pass over every posting (about 4 s at 100,000
-/// documents, 5 s at 150,000), the range costs about 8 µs a document in every update, and the
-/// sum of the two, per update, is least near a share of 3 whatever the store's size: at
-/// 100,000 documents and updates of 1,000, a fold every 25 updates (0.16 s each, spread) and a
-/// range of 12,500 documents on average (0.1 s). A share of 8 reads half as much and folds
-/// twice as often (0.37 s in all).
+/// Pairs a bucket holds on average, at most: 2.4 KB, so that a bucket with a few more than
+/// its share still fits in a 4 KB page and a lookup reads one page for it.
+const BUCKET_ENTRIES: u64 = 200;
+
+/// Bytes of one (fingerprint, document) pair in a bucket.
+const ENTRY: usize = 12;
+
+/// Pairs sorted in memory at once: making the index reads the signatures once for every this
+/// many pairs, so that its memory stays near 32 MB whatever the store's size.
+const PASS_ENTRIES: u64 = 1 << 21;
+
+/// The documents after the split are indexed once they are more than one in this many of
+/// those before it.
 const RECENT_SHARE: i64 = 4;
 
 /// How the fingerprint index stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Split {
-    /// No index: a build is storing documents, or was killed before making it.
+    /// No index: every signature is read in order.
     Missing,
-    /// One index over every posting, as stores before the split have it.
-    Whole,
-    /// An index of the documents up to this number; those after it are read in order.
-    At(i64),
+    /// An index of the documents up to `split`, in buckets by the top `bits` bits of the
+    /// fingerprint; those after it are read in order.
+    At { split: i64, bits: u32 },
+}
+
+/// The bucket of `fp` among `1 << bits`.
+fn bucket_of(fp: u64, bits: u32) -> u64 {
+    if bits == 0 {
+        0
+    } else {
+        fp >> (64 - bits)
+    }
+}
+
+/// The first fingerprint of bucket `bucket` (`1 << bits` is the end of the last one).
+fn bucket_start(bucket: u64, bits: u32) -> u128 {
+    u128::from(bucket) << (64 - bits)
+}
+
+/// The bucket width for `pairs` pairs: the fewest bits that leave [`BUCKET_ENTRIES`] or fewer
+/// pairs to a bucket on average.
+fn bits_for(pairs: u64) -> u32 {
+    let mut bits = 0;
+    while bits < 48 && pairs > BUCKET_ENTRIES << bits {
+        bits += 1;
+    }
+    bits
 }
 
 impl Store {
+    fn damaged(&self, what: String) -> anyhow::Error {
+        StoreCorrupt {
+            path: self.path.clone(),
+            what,
+        }
+        .into()
+    }
+
     fn fp_split(&self) -> Result<Split> {
-        let Some(sql) = super::index_definition(&self.conn, &self.path, MAIN)? else {
+        let Some(state) = self.meta(STATE)? else {
             return Ok(Split::Missing);
         };
-        Ok(match sql.split_once(" WHERE doc <= ") {
-            None => Split::Whole,
-            Some((_, n)) => Split::At(n.trim().parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "{}: the fingerprint index has an unreadable definition: {sql}",
-                    self.path.display()
-                )
-            })?),
-        })
-    }
-
-    /// Drops the fingerprint index while a build stores documents: kept up to date, it costs a
-    /// build most of its writes (see the v8 migration).
-    pub fn defer_postings_index(&self) -> Result<()> {
-        // The main part first: a kill between the two leaves no main part, which the next
-        // `index_postings` sees as missing and makes whole again.
-        self.conn
-            .execute_batch(&format!(
-                "DROP INDEX IF EXISTS {MAIN}; DROP INDEX IF EXISTS {RECENT};"
-            ))
-            .at(&self.path)
-    }
-
-    /// Makes the fingerprint index if it is missing (one sorted pass), replaces a whole index
-    /// of an older store by the partial one, and folds the documents after the split in when
-    /// they have outgrown [`RECENT_SHARE`]. Otherwise it only drops an older store's index of
-    /// the documents after the split, so that newcomers' postings are appended from now on.
-    pub fn index_postings(&self) -> Result<()> {
-        let rebuild = match self.fp_split()? {
-            Split::Missing | Split::Whole => true,
-            Split::At(split) => {
-                let recent: i64 = self
-                    .conn
-                    .query_row(
-                        "SELECT COUNT(*) FROM documents WHERE num > ?1",
-                        [split],
-                        |r| r.get(0),
-                    )
-                    .at(&self.path)?;
-                // Numbers are given in order and documents are not deleted, so the index
-                // holds `split` documents: counting them read the whole table (50 ms of an
-                // update at 100,000 documents).
-                recent * RECENT_SHARE > split.max(1)
-            }
-        };
-        if !rebuild {
-            return self
-                .conn
-                .execute_batch(&format!("DROP INDEX IF EXISTS {RECENT};"))
-                .at(&self.path);
+        let parsed = state
+            .split_once(' ')
+            .and_then(|(split, bits)| Some((split.parse().ok()?, bits.parse().ok()?)));
+        match parsed {
+            Some((split, bits)) if bits <= 48 => Ok(Split::At { split, bits }),
+            _ => Err(self.damaged(format!(
+                "the fingerprint index has an unreadable state: {state:?}"
+            ))),
         }
-        let newest: i64 = self
-            .conn
-            .query_row("SELECT COALESCE(MAX(num), 0) FROM documents", [], |r| {
-                r.get(0)
-            })
-            .at(&self.path)?;
+    }
+
+    /// Drops the fingerprint index while a build stores documents, so that lookups never take
+    /// an index of documents that a rebuild is replacing for the truth.
+    pub fn defer_postings_index(&self) -> Result<()> {
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         tx.execute_batch(&format!(
-            "DROP INDEX IF EXISTS {MAIN}; DROP INDEX IF EXISTS {RECENT};
-             CREATE INDEX {MAIN} ON postings(fp) WHERE doc <= {newest};"
+            "DELETE FROM meta WHERE key = '{STATE}'; DELETE FROM fp_buckets;"
         ))
+        .at(&self.path)?;
+        tx.commit().at(&self.path)
+    }
+
+    /// Makes the fingerprint index if it is missing, and makes it again up to the newest
+    /// document when the documents after the split have outgrown [`RECENT_SHARE`]; otherwise
+    /// leaves it, and newcomers' signatures are read in order.
+    pub fn index_postings(&self) -> Result<()> {
+        if let Split::At { split, .. } = self.fp_split()? {
+            let recent: i64 = self
+                .conn
+                .query_row(
+                    "SELECT COUNT(*) FROM documents WHERE num > ?1",
+                    [split],
+                    |r| r.get(0),
+                )
+                .at(&self.path)?;
+            // Numbers are given in order and documents are not deleted, so the index holds
+            // about `split` documents.
+            if recent * RECENT_SHARE <= split.max(1) {
+                return Ok(());
+            }
+        }
+        self.make_fp_index(PASS_ENTRIES)
+    }
+
+    /// Makes the fingerprint index up to the newest document, sorting at most `pass_entries`
+    /// pairs at a time.
+    fn make_fp_index(&self, pass_entries: u64) -> Result<()> {
+        let tx = self.conn.unchecked_transaction().at(&self.path)?;
+        let (newest, bytes): (i64, i64) = tx
+            .query_row(
+                "SELECT COALESCE(MAX(doc), 0), COALESCE(SUM(length(fps)), 0) FROM signatures",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .at(&self.path)?;
+        if u32::try_from(newest).is_err() {
+            anyhow::bail!(
+                "{}: document number {newest} is beyond what the fingerprint index holds (2^32)",
+                self.path.display()
+            );
+        }
+        let pairs = bytes as u64 / 8;
+        let bits = bits_for(pairs);
+        let buckets = 1u64 << bits;
+        let passes = pairs.div_ceil(pass_entries).clamp(1, buckets);
+        tx.execute_batch("DELETE FROM fp_buckets;").at(&self.path)?;
+        let mut read = tx
+            .prepare("SELECT doc, fps FROM signatures WHERE doc <= ?1")
+            .at(&self.path)?;
+        let mut write = tx
+            .prepare("INSERT INTO fp_buckets(bucket, entries) VALUES (?1, ?2)")
+            .at(&self.path)?;
+        let mut fps = Vec::new();
+        let mut entries: Vec<(u64, u32)> = Vec::new();
+        let mut blob = Vec::new();
+        for pass in 0..passes {
+            let (first, end) = (buckets * pass / passes, buckets * (pass + 1) / passes);
+            let (lo, hi) = (bucket_start(first, bits), bucket_start(end, bits));
+            entries.clear();
+            let mut rows = read.query([newest]).at(&self.path)?;
+            while let Some(row) = rows.next().at(&self.path)? {
+                let doc: i64 = row.get(0).at(&self.path)?;
+                fps.clear();
+                let value = row.get_ref(1).at(&self.path)?;
+                let value = value.as_blob().map_err(|e| store_damage(self, doc, e))?;
+                unpack_into(value, &mut fps).map_err(|e| store_damage(self, doc, e))?;
+                let start = fps.partition_point(|&fp| u128::from(fp) < lo);
+                let stop = fps.partition_point(|&fp| u128::from(fp) < hi);
+                entries.extend(fps[start..stop].iter().map(|&fp| (fp, doc as u32)));
+            }
+            entries.sort_unstable();
+            for bucket in entries.chunk_by(|a, b| bucket_of(a.0, bits) == bucket_of(b.0, bits)) {
+                blob.clear();
+                for &(fp, doc) in bucket {
+                    blob.extend_from_slice(&fp.to_le_bytes());
+                    blob.extend_from_slice(&doc.to_le_bytes());
+                }
+                write
+                    .execute(rusqlite::params![bucket_of(bucket[0].0, bits) as i64, blob])
+                    .at(&self.path)?;
+            }
+        }
+        drop((read, write));
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            rusqlite::params![STATE, format!("{newest} {bits}")],
+        )
         .at(&self.path)?;
         tx.commit().at(&self.path)
     }
 
     /// The postings `(document, fingerprint)` of any of `fps`, sorted.
     ///
-    /// For the documents up to the split, the fingerprints are an array parameter joined to
-    /// the index: one statement instead of a lookup per fingerprint (the 40,000 fingerprints of
-    /// 1,000 newcomers to a 100,000-document store: 0.12 s before, 0.04 s). The postings of
-    /// those after it are read in order and checked against a hash set of the fingerprints:
-    /// SQLite's own check, a probe of the temporary table's B-tree for each posting, took twice
-    /// as long (0.43 s for the postings of 26,000 documents, against 0.16–0.24 s).
+    /// For the documents up to the split, the buckets of the fingerprints are read in one
+    /// statement (an array parameter joined to the buckets' table) and searched; the
+    /// signatures of those after it are read in order and checked against a hash set of the
+    /// fingerprints.
     pub fn postings_of_fingerprints(&self, fps: &[u64]) -> Result<Vec<(i64, u64)>> {
-        let split = self.fp_split()?;
+        let mut wanted = fps.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut found = Vec::new();
+        let after = match self.fp_split()? {
+            Split::Missing => 0,
+            Split::At { split, bits } => {
+                self.indexed_postings(&wanted, bits, &mut found)?;
+                split
+            }
+        };
+        let wanted: FxHashSet<u64> = wanted.into_iter().collect();
         let mut stmt = self
             .conn
-            .prepare(&indexed_lookup_sql(split))
+            .prepare_cached("SELECT doc, fps FROM signatures WHERE doc > ?1")
             .at(&self.path)?;
-        // SQLite integers are signed: the u64 bit pattern is kept as is.
-        let wanted = Store::value_array(fps.iter().map(|&fp| fp as i64));
-        let rows = stmt
-            .query_map([wanted], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
-            .at(&self.path)?;
-        let mut found = rows
-            .collect::<rusqlite::Result<Vec<(i64, u64)>>>()
-            .at(&self.path)?;
-        if let Split::At(split) = split {
-            let wanted: FxHashSet<i64> = fps.iter().map(|&fp| fp as i64).collect();
-            let mut stmt = self
-                .conn
-                .prepare("SELECT doc, fp FROM postings WHERE doc > ?1 ORDER BY doc")
-                .at(&self.path)?;
-            let mut rows = stmt.query([split]).at(&self.path)?;
-            while let Some(row) = rows.next().at(&self.path)? {
-                let fp: i64 = row.get(1).at(&self.path)?;
-                if wanted.contains(&fp) {
-                    found.push((row.get(0).at(&self.path)?, fp as u64));
-                }
-            }
+        let mut rows = stmt.query([after]).at(&self.path)?;
+        let mut sig = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let doc: i64 = row.get(0).at(&self.path)?;
+            sig.clear();
+            let value = row.get_ref(1).at(&self.path)?;
+            let value = value.as_blob().map_err(|e| store_damage(self, doc, e))?;
+            unpack_into(value, &mut sig).map_err(|e| store_damage(self, doc, e))?;
+            found.extend(
+                sig.iter()
+                    .filter(|fp| wanted.contains(fp))
+                    .map(|&fp| (doc, fp)),
+            );
         }
         found.sort_unstable();
         Ok(found)
     }
+
+    /// The postings of `wanted` (sorted, without repeats) that the buckets hold.
+    fn indexed_postings(
+        &self,
+        wanted: &[u64],
+        bits: u32,
+        found: &mut Vec<(i64, u64)>,
+    ) -> Result<()> {
+        let buckets = Store::value_array(wanted.iter().map(|&fp| bucket_of(fp, bits) as i64));
+        // `CROSS JOIN` keeps the array the outer loop, read in order: knowing nothing of its
+        // size, the planner may otherwise scan every bucket.
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT b.bucket, b.entries FROM rarray(?1) q
+                 CROSS JOIN fp_buckets b ON b.bucket = q.value",
+            )
+            .at(&self.path)?;
+        let mut rows = stmt.query([buckets]).at(&self.path)?;
+        let mut rest = wanted;
+        while let Some(row) = rows.next().at(&self.path)? {
+            let bucket = row.get::<_, i64>(0).at(&self.path)? as u64;
+            let entries = row.get_ref(1).at(&self.path)?;
+            let entries = entries
+                .as_blob()
+                .map_err(|e| self.damaged(format!("fingerprint index bucket {bucket}: {e}")))?;
+            if !entries.len().is_multiple_of(ENTRY) {
+                return Err(self.damaged(format!(
+                    "fingerprint index bucket {bucket} has {} bytes, not whole entries",
+                    entries.len()
+                )));
+            }
+            let fp_at = |i: usize| {
+                u64::from_le_bytes(entries[i * ENTRY..i * ENTRY + 8].try_into().expect("8"))
+            };
+            let doc_at = |i: usize| {
+                u32::from_le_bytes(
+                    entries[i * ENTRY + 8..(i + 1) * ENTRY]
+                        .try_into()
+                        .expect("4"),
+                )
+            };
+            let n = entries.len() / ENTRY;
+            rest = &rest[rest.partition_point(|&fp| bucket_of(fp, bits) < bucket)..];
+            let here = rest.partition_point(|&fp| bucket_of(fp, bits) == bucket);
+            let mut at = 0;
+            for &fp in &rest[..here] {
+                // Both are sorted: each search starts where the last one ended.
+                let (mut lo, mut hi) = (at, n);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if fp_at(mid) < fp {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                at = lo;
+                while at < n && fp_at(at) == fp {
+                    found.push((i64::from(doc_at(at)), fp));
+                    at += 1;
+                }
+            }
+            rest = &rest[here..];
+        }
+        Ok(())
+    }
 }
 
-/// The statement of a lookup in the index. The split is written into it:
-/// SQLite uses a partial index only for a query whose WHERE implies the index's, which a bound
-/// parameter cannot show. `CROSS JOIN` keeps the fingerprints the outer loop: knowing nothing
-/// of the array's size, the planner may otherwise scan every posting.
-fn indexed_lookup_sql(split: Split) -> String {
-    let within = match split {
-        Split::At(split) => format!(" AND p.doc <= {split}"),
-        Split::Whole | Split::Missing => String::new(),
-    };
-    format!("SELECT p.doc, p.fp FROM rarray(?1) q CROSS JOIN postings p ON p.fp = q.value{within}")
+/// The error of a signature value that does not decode.
+fn store_damage(store: &Store, doc: i64, what: impl std::fmt::Display) -> anyhow::Error {
+    store.damaged(format!("the signature of document {doc}: {what}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The plan of a lookup statement, its array bound.
-    fn plan(store: &Store, sql: &str) -> String {
-        let mut stmt = store
-            .conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .unwrap();
-        let rows = stmt
-            .query_map([Store::value_array([7, 8].into_iter())], |r| {
-                r.get::<_, String>(3)
-            })
-            .unwrap();
-        rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
-    }
-
-    fn add(store: &Store, num: i64, fps: &[i64]) {
+    fn add(store: &Store, num: i64, fps: &[u64]) {
         let run = store.begin_run("build", "{}").unwrap();
         store
             .conn
@@ -207,15 +331,15 @@ mod tests {
                 rusqlite::params![num, format!("d{num}"), run],
             )
             .unwrap();
-        for fp in fps {
-            store
-                .conn
-                .execute(
-                    "INSERT INTO postings(fp, doc) VALUES (?1, ?2)",
-                    rusqlite::params![fp, num],
-                )
-                .unwrap();
-        }
+        let mut fps = fps.to_vec();
+        fps.sort_unstable();
+        store
+            .conn
+            .execute(
+                "INSERT INTO signatures(doc, fps) VALUES (?1, ?2)",
+                rusqlite::params![num, crate::store::signature::pack(&fps)],
+            )
+            .unwrap();
     }
 
     fn lookup(store: &Store, fp: u64) -> Vec<i64> {
@@ -224,110 +348,153 @@ mod tests {
         found.into_iter().map(|(doc, _)| doc).collect()
     }
 
+    fn buckets(store: &Store) -> i64 {
+        store
+            .conn
+            .query_row("SELECT COUNT(*) FROM fp_buckets", [], |r| r.get(0))
+            .unwrap()
+    }
+
     #[test]
     fn newcomers_after_the_split_are_read_in_order_and_lookups_see_both_sides() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         for num in 1..=16 {
-            add(&store, num, &[7, 100 + num]);
+            add(&store, num, &[7, 100 + num as u64, u64::MAX - num as u64]);
         }
         store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At(16));
+        assert_eq!(store.fp_split().unwrap(), Split::At { split: 16, bits: 0 });
         add(&store, 17, &[7, 8]);
         add(&store, 18, &[8]);
         store.index_postings().unwrap();
-        // Two recent documents against sixteen: within the share, no rebuild.
-        assert_eq!(store.fp_split().unwrap(), Split::At(16));
+        // Two recent documents against sixteen: within the share, no new index.
+        assert_eq!(store.fp_split().unwrap(), Split::At { split: 16, bits: 0 });
         assert_eq!(lookup(&store, 7), (1..=17).collect::<Vec<_>>());
         assert_eq!(lookup(&store, 8), vec![17, 18]);
         assert_eq!(lookup(&store, 105), vec![5]);
+        assert_eq!(lookup(&store, u64::MAX - 3), vec![3]);
         assert!(lookup(&store, 9).is_empty());
         let mut wanted: Vec<(i64, u64)> = (1..=17).map(|doc| (doc, 7)).collect();
-        wanted.extend([(5, 105), (17, 8), (18, 8)]);
+        wanted.extend([(5, 105), (17, 8), (18, 8), (2, u64::MAX - 2)]);
         wanted.sort_unstable();
         assert_eq!(
-            store.postings_of_fingerprints(&[8, 105, 9, 7]).unwrap(),
+            store
+                .postings_of_fingerprints(&[8, 105, 9, 7, u64::MAX - 2, 7])
+                .unwrap(),
             wanted,
             "every posting of the fingerprints, from both sides of the split, sorted"
         );
-        let indexed = plan(&store, &indexed_lookup_sql(Split::At(16)));
-        assert!(
-            indexed.contains(&format!("INDEX {MAIN} (fp=? AND doc<?)")),
-            "{indexed}"
-        );
-    }
-
-    fn has_index(store: &Store, name: &str) -> bool {
-        store
-            .conn
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
-                [name],
-                |r| r.get::<_, i64>(0),
-            )
-            .unwrap()
-            == 1
     }
 
     #[test]
-    fn an_older_stores_index_of_the_documents_after_the_split_is_dropped() {
+    fn many_pairs_are_cut_into_buckets_over_several_passes_and_all_are_found() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
-        for num in 1..=16 {
-            add(&store, num, &[num]);
+        // Fingerprints spread over the whole range, as hashes are; each shared by two
+        // documents, and one shared by every document.
+        let fp = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        for num in 1..=400u64 {
+            let mut fps: Vec<u64> = (0..40).map(|k| fp(num * 40 + k)).collect();
+            fps.extend((0..40).map(|k| fp((num + 1) * 40 + k)));
+            fps.push(0);
+            fps.sort_unstable();
+            fps.dedup();
+            add(&store, num as i64, &fps);
         }
-        store.index_postings().unwrap();
-        assert!(has_index(&store, MAIN) && !has_index(&store, RECENT));
-        // As a store of v11 to v13 has it.
-        store
-            .conn
-            .execute_batch(&format!(
-                "CREATE INDEX {RECENT} ON postings(fp) WHERE doc > 16"
-            ))
-            .unwrap();
-        add(&store, 17, &[3]);
-        store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At(16));
-        assert!(has_index(&store, MAIN) && !has_index(&store, RECENT));
-        assert_eq!(lookup(&store, 3), vec![3, 17]);
+        // Sorted 5,000 pairs at a time: seven passes.
+        store.make_fp_index(5_000).unwrap();
+        let Split::At { split: 400, bits } = store.fp_split().unwrap() else {
+            panic!("{:?}", store.fp_split());
+        };
+        // 400 × 81 pairs: 2^8 buckets of 127 on average.
+        assert_eq!(bits, bits_for(400 * 81));
+        assert_eq!(bits, 8);
+        assert!(buckets(&store) > 250, "{}", buckets(&store));
+        for num in [1u64, 77, 400] {
+            let a = fp(num * 40 + 3);
+            let mut holders = vec![num as i64];
+            if num > 1 {
+                holders.insert(0, num as i64 - 1);
+            }
+            assert_eq!(lookup(&store, a), holders, "fingerprint of {num}");
+        }
+        assert_eq!(lookup(&store, 0), (1..=400).collect::<Vec<_>>());
+        // Every posting at once equals the signatures they come from.
+        let all: Vec<u64> = (40..401 * 40 + 40).map(fp).chain([0]).collect();
+        let found = store.postings_of_fingerprints(&all).unwrap();
+        assert_eq!(found.len(), 400 * 81);
     }
 
     #[test]
-    fn documents_after_the_split_are_folded_in_when_they_outgrow_the_share() {
+    fn passes_cut_the_buckets_without_losing_a_pair() {
+        // The pass boundaries fall on bucket boundaries and cover the whole range.
+        for bits in [0, 1, 5, 48] {
+            let buckets = 1u64 << bits;
+            let passes = 3.min(buckets);
+            let mut covered = 0u128;
+            for pass in 0..passes {
+                let (first, end) = (buckets * pass / passes, buckets * (pass + 1) / passes);
+                assert_eq!(bucket_start(first, bits), covered);
+                covered = bucket_start(end, bits);
+            }
+            assert_eq!(covered, 1u128 << 64, "bits {bits}");
+        }
+        assert_eq!(bucket_of(u64::MAX, 8), 255);
+        assert_eq!(bucket_of(u64::MAX, 0), 0);
+        assert_eq!(bits_for(0), 0);
+        assert_eq!(bits_for(BUCKET_ENTRIES), 0);
+        assert_eq!(bits_for(BUCKET_ENTRIES + 1), 1);
+    }
+
+    #[test]
+    fn documents_after_the_split_are_indexed_when_they_outgrow_the_share() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         for num in 1..=8 {
-            add(&store, num, &[num]);
+            add(&store, num, &[num as u64]);
         }
         store.index_postings().unwrap();
         add(&store, 9, &[1]);
         add(&store, 10, &[1]);
         store.index_postings().unwrap();
         // Two after the split against eight: one in four, not more.
-        assert_eq!(store.fp_split().unwrap(), Split::At(8));
+        assert_eq!(store.fp_split().unwrap(), Split::At { split: 8, bits: 0 });
         add(&store, 11, &[1]);
         store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At(11));
+        assert_eq!(store.fp_split().unwrap(), Split::At { split: 11, bits: 0 });
         assert_eq!(lookup(&store, 1), vec![1, 9, 10, 11]);
+        store.defer_postings_index().unwrap();
+        assert_eq!(store.fp_split().unwrap(), Split::Missing);
+        assert_eq!(buckets(&store), 0);
+        assert_eq!(lookup(&store, 1), vec![1, 9, 10, 11], "read in order");
     }
 
     #[test]
-    fn a_whole_index_of_an_older_store_is_split() {
+    fn a_damaged_bucket_or_state_is_reported_as_damage() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         add(&store, 1, &[5]);
+        store.index_postings().unwrap();
         store
             .conn
-            .execute_batch(&format!("CREATE INDEX {MAIN} ON postings(fp)"))
+            .execute("UPDATE fp_buckets SET entries = x'0102'", [])
             .unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::Whole);
-        assert_eq!(lookup(&store, 5), vec![1]);
-        store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At(1));
-        add(&store, 2, &[5]);
-        assert_eq!(lookup(&store, 5), vec![1, 2]);
+        let e = store.postings_of_fingerprints(&[5]).unwrap_err();
+        assert!(e.is::<StoreCorrupt>(), "{e:#}");
+        assert!(format!("{e:#}").contains("bucket 0 has 2 bytes"), "{e:#}");
+        store.set_meta(STATE, "seven").unwrap();
+        let e = store.postings_of_fingerprints(&[5]).unwrap_err();
+        assert!(format!("{e:#}").contains("unreadable state"), "{e:#}");
         store.defer_postings_index().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::Missing);
-        assert_eq!(lookup(&store, 5), vec![1, 2]);
+        store
+            .conn
+            .execute("UPDATE signatures SET fps = x'010203'", [])
+            .unwrap();
+        let e = store.postings_of_fingerprints(&[5]).unwrap_err();
+        assert!(e.is::<StoreCorrupt>(), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("signature of document 1"),
+            "{e:#}"
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::sign::{SigSize, Verdict};
 use crate::store::kept::TextRow;
+use crate::store::signature::StoredSignature;
 use crate::store::{nan_to_null, At, Outcome, Status, Store, StoredPair};
 use anyhow::Result;
 use rusqlite::{params, OptionalExtension};
@@ -411,31 +412,20 @@ impl Store {
     }
 
     /// The signatures (sorted) of the documents numbered `nums`, in number order; a number
-    /// without postings has none listed.
+    /// without a signature has none listed.
     pub fn signatures_of(&self, nums: &[i64]) -> Result<Vec<(i64, Vec<u64>)>> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT p.doc, p.fp FROM rarray(?1) q CROSS JOIN postings p ON p.doc = q.value",
+                "SELECT s.doc, s.fps FROM rarray(?1) q CROSS JOIN signatures s ON s.doc = q.value",
             )
             .at(&self.path)?;
-        let mut rows = stmt
-            .query([Store::value_array(nums.iter().copied())])
+        let rows = stmt
+            .query_map([Store::value_array(nums.iter().copied())], |r| {
+                Ok((r.get(0)?, r.get::<_, StoredSignature>(1)?.0))
+            })
             .at(&self.path)?;
-        let mut found: Vec<(i64, Vec<u64>)> = Vec::new();
-        while let Some(r) = rows.next().at(&self.path)? {
-            let doc: i64 = r.get(0).at(&self.path)?;
-            // SQLite integers are signed: the u64 bit pattern is kept as is.
-            let fp: i64 = r.get(1).at(&self.path)?;
-            match found.last_mut() {
-                Some((last, sig)) if *last == doc => sig.push(fp as u64),
-                _ => found.push((doc, vec![fp as u64])),
-            }
-        }
-        for (_, sig) in &mut found {
-            sig.sort_unstable();
-        }
-        Ok(found)
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
     /// Records the signature sizes of stored documents that were stored without them.
@@ -588,14 +578,18 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT p.fp, p.doc FROM postings p JOIN documents d ON d.num = p.doc
-             WHERE d.status IN ('kept', 'duplicate', 'dropped')",
+                "SELECT s.doc, s.fps FROM signatures s JOIN documents d ON d.num = s.doc
+                 WHERE d.status IN ('kept', 'duplicate', 'dropped')",
             )
             .at(&self.path)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
-            .at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+        let mut rows = stmt.query([]).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().at(&self.path)? {
+            let doc: i64 = r.get(0).at(&self.path)?;
+            let sig: StoredSignature = r.get(1).at(&self.path)?;
+            out.extend(sig.0.into_iter().map(|fp| (fp, doc)));
+        }
+        Ok(out)
     }
 
     /// Pairs with the given verdict (all when `None`), ordered by id.

@@ -2,6 +2,7 @@
 //! gives the documents a build stores — ids, statuses, words, languages, signatures — and
 //! reports bad lines in place.
 
+use rusqlite::OptionalExtension;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -75,14 +76,19 @@ fn the_worker_prepares_records_as_a_build_stores_them() {
             ),
             s => assert_eq!(m["status"], s, "{id}"),
         }
-        let mut stored: Vec<i64> = store
-            .prepare(
-                "SELECT p.fp FROM postings p JOIN documents d ON d.num = p.doc WHERE d.id = ?1",
+        // One value per document: its fingerprints, 8 little-endian bytes each, ascending.
+        let value: Vec<u8> = store
+            .query_row(
+                "SELECT s.fps FROM signatures s JOIN documents d ON d.num = s.doc WHERE d.id = ?1",
+                [id],
+                |row| row.get(0),
             )
+            .optional()
             .unwrap()
-            .query_map([id], |row| row.get(0))
-            .unwrap()
-            .map(Result::unwrap)
+            .unwrap_or_default();
+        let mut stored: Vec<i64> = value
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as i64)
             .collect();
         stored.sort();
         let mut sig: Vec<i64> = r["sig"]
