@@ -37,8 +37,17 @@ const BUCKET_ENTRIES: u64 = 200;
 const ENTRY: usize = 12;
 
 /// Pairs sorted in memory at once: making the index reads the signatures once for every this
-/// many pairs, so that its memory stays near 32 MB whatever the store's size.
-const PASS_ENTRIES: u64 = 1 << 21;
+/// many pairs, so that its memory stays near 13 MB whatever the store's size (it runs beside
+/// the build's engine, at the build's peak).
+const PASS_ENTRIES: u64 = 1 << 20;
+
+/// A (fingerprint's key, document) pair as it is sorted: 12 bytes, as in a bucket, not 16.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(C, packed)]
+struct Pair {
+    key: u64,
+    doc: u32,
+}
 
 /// The documents after the split are indexed once they are more than one in this many of
 /// those before it.
@@ -54,16 +63,27 @@ enum Split {
     At { split: i64, bits: u32 },
 }
 
-/// The bucket of `fp` among `1 << bits`.
-fn bucket_of(fp: u64, bits: u32) -> u64 {
+/// The key the index orders a fingerprint by: splitmix64's finalizer, a bijection whose top
+/// bits are spread evenly. Fingerprints themselves are not: the default detector's are CRC-32s,
+/// all below 2^32, and other detectors tag their top bits, so buckets by the fingerprint's own
+/// top bits held nearly every pair in a few of them.
+fn key_of(fp: u64) -> u64 {
+    let mut z = fp;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The bucket of `key` among `1 << bits`.
+fn bucket_of(key: u64, bits: u32) -> u64 {
     if bits == 0 {
         0
     } else {
-        fp >> (64 - bits)
+        key >> (64 - bits)
     }
 }
 
-/// The first fingerprint of bucket `bucket` (`1 << bits` is the end of the last one).
+/// The first key of bucket `bucket` (`1 << bits` is the end of the last one).
 fn bucket_start(bucket: u64, bits: u32) -> u128 {
     u128::from(bucket) << (64 - bits)
 }
@@ -164,12 +184,16 @@ impl Store {
             .prepare("INSERT INTO fp_buckets(bucket, entries) VALUES (?1, ?2)")
             .at(&self.path)?;
         let mut fps = Vec::new();
-        let mut entries: Vec<(u64, u32)> = Vec::new();
+        let mut entries: Vec<Pair> = Vec::new();
         let mut blob = Vec::new();
         for pass in 0..passes {
             let (first, end) = (buckets * pass / passes, buckets * (pass + 1) / passes);
             let (lo, hi) = (bucket_start(first, bits), bucket_start(end, bits));
             entries.clear();
+            // Fingerprints are hashes, spread evenly over the buckets: a pass holds its share
+            // of the pairs, and an eighth more is room for chance.
+            let share = pairs * (end - first) / buckets;
+            entries.reserve_exact((share + share / 8 + 64) as usize);
             let mut rows = read.query([newest]).at(&self.path)?;
             while let Some(row) = rows.next().at(&self.path)? {
                 let doc: i64 = row.get(0).at(&self.path)?;
@@ -177,19 +201,27 @@ impl Store {
                 let value = row.get_ref(1).at(&self.path)?;
                 let value = value.as_blob().map_err(|e| store_damage(self, doc, e))?;
                 unpack_into(value, &mut fps).map_err(|e| store_damage(self, doc, e))?;
-                let start = fps.partition_point(|&fp| u128::from(fp) < lo);
-                let stop = fps.partition_point(|&fp| u128::from(fp) < hi);
-                entries.extend(fps[start..stop].iter().map(|&fp| (fp, doc as u32)));
+                entries.extend(
+                    fps.iter()
+                        .map(|&fp| key_of(fp))
+                        .filter(|&key| (lo..hi).contains(&u128::from(key)))
+                        .map(|key| Pair {
+                            key,
+                            doc: doc as u32,
+                        }),
+                );
             }
             entries.sort_unstable();
-            for bucket in entries.chunk_by(|a, b| bucket_of(a.0, bits) == bucket_of(b.0, bits)) {
+            for bucket in entries.chunk_by(|a, b| bucket_of(a.key, bits) == bucket_of(b.key, bits))
+            {
                 blob.clear();
-                for &(fp, doc) in bucket {
-                    blob.extend_from_slice(&fp.to_le_bytes());
+                for &Pair { key, doc } in bucket {
+                    blob.extend_from_slice(&key.to_le_bytes());
                     blob.extend_from_slice(&doc.to_le_bytes());
                 }
+                let first = bucket[0].key;
                 write
-                    .execute(rusqlite::params![bucket_of(bucket[0].0, bits) as i64, blob])
+                    .execute(rusqlite::params![bucket_of(first, bits) as i64, blob])
                     .at(&self.path)?;
             }
         }
@@ -217,7 +249,10 @@ impl Store {
         let after = match self.fp_split()? {
             Split::Missing => 0,
             Split::At { split, bits } => {
-                self.indexed_postings(&wanted, bits, &mut found)?;
+                let mut keyed: Vec<(u64, u64)> =
+                    wanted.iter().map(|&fp| (key_of(fp), fp)).collect();
+                keyed.sort_unstable();
+                self.indexed_postings(&keyed, bits, &mut found)?;
                 split
             }
         };
@@ -244,14 +279,16 @@ impl Store {
         Ok(found)
     }
 
-    /// The postings of `wanted` (sorted, without repeats) that the buckets hold.
+    /// The postings that the buckets hold of the fingerprints `wanted`, given as (key,
+    /// fingerprint) sorted by key, without repeats.
     fn indexed_postings(
         &self,
-        wanted: &[u64],
+        wanted: &[(u64, u64)],
         bits: u32,
         found: &mut Vec<(i64, u64)>,
     ) -> Result<()> {
-        let buckets = Store::value_array(wanted.iter().map(|&fp| bucket_of(fp, bits) as i64));
+        let buckets =
+            Store::value_array(wanted.iter().map(|&(key, _)| bucket_of(key, bits) as i64));
         // `CROSS JOIN` keeps the array the outer loop, read in order: knowing nothing of its
         // size, the planner may otherwise scan every bucket.
         let mut stmt = self
@@ -275,7 +312,7 @@ impl Store {
                     entries.len()
                 )));
             }
-            let fp_at = |i: usize| {
+            let key_at = |i: usize| {
                 u64::from_le_bytes(entries[i * ENTRY..i * ENTRY + 8].try_into().expect("8"))
             };
             let doc_at = |i: usize| {
@@ -286,22 +323,22 @@ impl Store {
                 )
             };
             let n = entries.len() / ENTRY;
-            rest = &rest[rest.partition_point(|&fp| bucket_of(fp, bits) < bucket)..];
-            let here = rest.partition_point(|&fp| bucket_of(fp, bits) == bucket);
+            rest = &rest[rest.partition_point(|&(key, _)| bucket_of(key, bits) < bucket)..];
+            let here = rest.partition_point(|&(key, _)| bucket_of(key, bits) == bucket);
             let mut at = 0;
-            for &fp in &rest[..here] {
+            for &(key, fp) in &rest[..here] {
                 // Both are sorted: each search starts where the last one ended.
                 let (mut lo, mut hi) = (at, n);
                 while lo < hi {
                     let mid = (lo + hi) / 2;
-                    if fp_at(mid) < fp {
+                    if key_at(mid) < key {
                         lo = mid + 1;
                     } else {
                         hi = mid;
                     }
                 }
                 at = lo;
-                while at < n && fp_at(at) == fp {
+                while at < n && key_at(at) == key {
                     found.push((i64::from(doc_at(at)), fp));
                     at += 1;
                 }
@@ -440,6 +477,15 @@ mod tests {
             assert_eq!(covered, 1u128 << 64, "bits {bits}");
         }
         assert_eq!(bucket_of(u64::MAX, 8), 255);
+        // CRC-32 fingerprints, all below 2^32, spread over the buckets by their keys.
+        let mut per_bucket = [0u32; 16];
+        for fp in 0..16_000u64 {
+            per_bucket[bucket_of(key_of(fp * 7919 % (1 << 32)), 4) as usize] += 1;
+        }
+        assert!(
+            per_bucket.iter().all(|&n| (850..1150).contains(&n)),
+            "{per_bucket:?}"
+        );
         assert_eq!(bucket_of(u64::MAX, 0), 0);
         assert_eq!(bits_for(0), 0);
         assert_eq!(bits_for(BUCKET_ENTRIES), 0);
