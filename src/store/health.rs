@@ -3,6 +3,7 @@
 //! store to rebuild from (`collect doctor`).
 
 use super::kept::{kept_text, lives_in_docs, sha256_hex};
+use super::signature::StoredSignature;
 use super::text::StoredText;
 use super::{At, Status, Store, StoreCorrupt, TABLES};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -105,6 +106,7 @@ pub fn examine(path: &Path) -> Health {
     }
     check_documents(&store, &mut h);
     check_pairs(&store, &mut h);
+    check_signatures(&store, &mut h);
     h.decisions = count_or_problem(&store, "decisions", &mut h);
     h.urls = count_or_problem(&store, "urls", &mut h);
     h
@@ -210,6 +212,42 @@ fn check_pairs(store: &Store, h: &mut Health) {
     if let Err(e) = result {
         h.problems
             .push(format!("pairs cannot be read to the end: {e}"));
+    }
+}
+
+/// Every signature value decoded, and the fingerprint index's state and buckets read: a value
+/// torn by damage that SQLite's structure check cannot see would otherwise surface only when an
+/// update looks newcomers up.
+fn check_signatures(store: &Store, h: &mut Health) {
+    let mut bad: Vec<String> = Vec::new();
+    let result = (|| -> rusqlite::Result<()> {
+        let mut stmt = store
+            .conn
+            .prepare("SELECT doc, fps FROM signatures ORDER BY doc")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let doc: i64 = r.get(0).unwrap_or(-1);
+            if let Err(e) = r.get::<_, StoredSignature>(1) {
+                bad.push(format!("the signature of document row {doc}: {e}"));
+            }
+        }
+        Ok(())
+    })();
+    let n = bad.len();
+    for b in bad.into_iter().take(LISTED) {
+        h.problems.push(b);
+    }
+    if n > LISTED {
+        h.problems
+            .push(format!("… and {} more damaged signatures", n - LISTED));
+    }
+    if let Err(e) = result {
+        h.problems
+            .push(format!("signatures cannot be read to the end: {e}"));
+    }
+    match store.fp_index_problems() {
+        Ok(problems) => h.problems.extend(problems.into_iter().take(LISTED)),
+        Err(e) => h.problems.push(format!("{e:#}")),
     }
 }
 
@@ -433,5 +471,40 @@ mod tests {
             h.problems
         );
         assert!(Salvage::open(&p).meta("topic").is_none());
+    }
+
+    #[test]
+    fn a_torn_signature_is_a_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let store = Store::open(&p).unwrap();
+        let run = store.begin_run("build", "{}").unwrap();
+        store
+            .conn
+            .execute_batch(&format!(
+                "INSERT INTO documents(num, id, source, source_rank, locator, raw_bytes, words,
+                    sha256, status, added_run) VALUES (1, 'a', 's', 0, 'l', 0, 0, '', 'short', {run});
+                 INSERT INTO texts(num, text) VALUES (1, '');
+                 INSERT INTO signatures(doc, fps) VALUES (1, x'0100000000000000');"
+            ))
+            .unwrap();
+        store.index_postings().unwrap();
+        assert!(
+            examine(&p).problems.is_empty(),
+            "{:?}",
+            examine(&p).problems
+        );
+        store
+            .conn
+            .execute("UPDATE signatures SET fps = x'01'", [])
+            .unwrap();
+        let h = examine(&p);
+        assert!(
+            h.problems
+                .iter()
+                .any(|m| m.contains("signature of document row 1") && m.contains("1 bytes")),
+            "{:?}",
+            h.problems
+        );
     }
 }
