@@ -156,8 +156,8 @@ fn build_in(
 
     let started = crate::progress::Started::now();
     // The fingerprint index (for later updates) is made on a connection of its own while the
-    // engine only reads: one core sorts the postings as the engine works (0.18 s of the 10k
-    // build before, 2 s of the 80k one); the outcome is written once it is done.
+    // engine only reads: one core sorts the signatures' pairs as the engine works (about 1 s
+    // of the 80k build); the outcome is written once it is done.
     let (outcomes, pairs) = std::thread::scope(|scope| -> Result<_> {
         let indexing = scope.spawn(|| Store::open(&store_path)?.index_postings());
         let found = dedup_outcomes(&store, &stop, &mut detector, &topic.dedup, signed);

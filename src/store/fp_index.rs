@@ -1,12 +1,12 @@
 //! The fingerprint index (fingerprint → documents), through which an update finds the stored
 //! documents sharing a fingerprint with a newcomer.
 //!
-//! The index is made from the documents' signatures (`signature.rs`, one value per document)
-//! in one pass: every (fingerprint, document) pair sorted in memory, cut into buckets by the
-//! fingerprint's top bits and written as one BLOB per bucket (`fp_buckets`), each holding its
-//! pairs in order, 12 bytes apiece. A bucket holds about [`BUCKET_ENTRIES`] pairs, so it fits in
-//! one page of the store, and a lookup reads the buckets of the fingerprints asked for and
-//! searches each. Stores before schema v17 had SQLite sort a B-tree over a table of postings
+//! The index is made from the documents' signatures (`signature.rs`, one value per document):
+//! every (fingerprint, document) pair, the fingerprint replaced by its key ([`key_of`], a
+//! bijection), sorted in memory a range of keys at a time, cut into buckets by the key's top
+//! bits and written as one BLOB per bucket (`fp_buckets`), each holding its pairs in order, 12
+//! bytes apiece. A bucket holds about [`BUCKET_ENTRIES`] pairs, so it fits in one page of the
+//! store, and a lookup reads the buckets of the fingerprints asked for and searches each. Stores before schema v17 had SQLite sort a B-tree over a table of postings
 //! instead: 4–6 s of a build's CPU and 154 MB of its 213 MB store on the 80k dev corpus.
 //!
 //! The index covers the documents up to a number, the split; those after it (an update's
@@ -33,7 +33,7 @@ const STATE: &str = "fp_index";
 /// its share still fits in a 4 KB page and a lookup reads one page for it.
 const BUCKET_ENTRIES: u64 = 200;
 
-/// Bytes of one (fingerprint, document) pair in a bucket.
+/// Bytes of one (key, document) pair in a bucket.
 const ENTRY: usize = 12;
 
 /// Pairs sorted in memory at once: making the index reads the signatures once for every this
@@ -164,9 +164,12 @@ impl Store {
     /// pairs at a time.
     fn make_fp_index(&self, pass_entries: u64) -> Result<()> {
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
+        // The split is the newest document, signed or not, so that the documents counted
+        // after it are exactly those the index does not cover.
         let (newest, bytes): (i64, i64) = tx
             .query_row(
-                "SELECT COALESCE(MAX(doc), 0), COALESCE(SUM(length(fps)), 0) FROM signatures",
+                "SELECT (SELECT COALESCE(MAX(num), 0) FROM documents),
+                        (SELECT COALESCE(SUM(length(fps)), 0) FROM signatures)",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -195,8 +198,8 @@ impl Store {
             let (first, end) = (buckets * pass / passes, buckets * (pass + 1) / passes);
             let (lo, hi) = (bucket_start(first, bits), bucket_start(end, bits));
             entries.clear();
-            // Fingerprints are hashes, spread evenly over the buckets: a pass holds its share
-            // of the pairs, and an eighth more is room for chance.
+            // Keys are spread evenly over the buckets: a pass holds its share of the pairs, and
+            // an eighth more is room for chance.
             let share = pairs * (end - first) / buckets;
             entries.reserve_exact((share + share / 8 + 64) as usize);
             let mut rows = read.query([newest]).at(&self.path)?;

@@ -240,8 +240,8 @@ ALTER TABLE documents ADD COLUMN sig_sampled INTEGER;
 ALTER TABLE documents ADD COLUMN sig_exact INTEGER;
 "#,
     // v17 (speed, size): a document's signature is one value (`signature.rs`) instead of a row
-    // per fingerprint, and the fingerprint index is runs of (fingerprint, document) sorted from
-    // those values (`fp_index.rs`) instead of a B-tree that SQLite sorted: on the 80k dev corpus
+    // per fingerprint, and the fingerprint index is buckets of (fingerprint, document) pairs
+    // sorted from those values (`fp_index.rs`) instead of a B-tree that SQLite sorted: on the 80k dev corpus
     // 5.26 million posting rows and their index were 154 MB of a 213 MB store and 4–6 s of a
     // build's CPU. The next `index_postings` makes the index.
     r#"
@@ -883,7 +883,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                     ?17, ?18, ?19, ?20, ?21, ?22)",
             ).at(&self.path)?;
-            let mut signature = tx
+            let mut signature_row = tx
                 .prepare_cached("INSERT INTO signatures(doc, fps) VALUES (?1, ?2)")
                 .at(&self.path)?;
             let mut text = tx
@@ -928,7 +928,7 @@ impl Store {
                 fps.sort_unstable();
                 fps.dedup();
                 if !fps.is_empty() {
-                    signature
+                    signature_row
                         .execute(params![num, signature::pack(&fps)])
                         .at(&self.path)?;
                 }
