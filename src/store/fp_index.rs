@@ -185,13 +185,9 @@ impl Store {
         let buckets = 1u64 << bits;
         let passes = pairs.div_ceil(pass_entries).clamp(1, buckets);
         tx.execute_batch("DELETE FROM fp_buckets;").at(&self.path)?;
-        let mut read = tx
-            .prepare("SELECT doc, fps FROM signatures WHERE doc <= ?1")
-            .at(&self.path)?;
         let mut write = tx
             .prepare("INSERT INTO fp_buckets(bucket, entries) VALUES (?1, ?2)")
             .at(&self.path)?;
-        let mut fps = Vec::new();
         let mut entries: Vec<Pair> = Vec::new();
         let mut blob = Vec::new();
         for pass in 0..passes {
@@ -202,13 +198,7 @@ impl Store {
             // an eighth more is room for chance.
             let share = pairs * (end - first) / buckets;
             entries.reserve_exact((share + share / 8 + 64) as usize);
-            let mut rows = read.query([newest]).at(&self.path)?;
-            while let Some(row) = rows.next().at(&self.path)? {
-                let doc: i64 = row.get(0).at(&self.path)?;
-                fps.clear();
-                let value = row.get_ref(1).at(&self.path)?;
-                let value = value.as_blob().map_err(|e| store_damage(self, doc, e))?;
-                unpack_into(value, &mut fps).map_err(|e| store_damage(self, doc, e))?;
+            self.each_signature(0, newest, |doc, fps| {
                 entries.extend(
                     fps.iter()
                         .map(|&fp| key_of(fp))
@@ -218,7 +208,7 @@ impl Store {
                             doc: doc as u32,
                         }),
                 );
-            }
+            })?;
             entries.sort_unstable();
             for bucket in entries.chunk_by(|a, b| bucket_of(a.key, bits) == bucket_of(b.key, bits))
             {
@@ -233,7 +223,7 @@ impl Store {
                     .at(&self.path)?;
             }
         }
-        drop((read, write));
+        drop(write);
         tx.execute(
             "INSERT INTO meta(key, value) VALUES (?1, ?2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -290,26 +280,43 @@ impl Store {
             }
         };
         let wanted: FxHashSet<u64> = wanted.into_iter().collect();
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT doc, fps FROM signatures WHERE doc > ?1")
-            .at(&self.path)?;
-        let mut rows = stmt.query([after]).at(&self.path)?;
-        let mut sig = Vec::new();
-        while let Some(row) = rows.next().at(&self.path)? {
-            let doc: i64 = row.get(0).at(&self.path)?;
-            sig.clear();
-            let value = row.get_ref(1).at(&self.path)?;
-            let value = value.as_blob().map_err(|e| store_damage(self, doc, e))?;
-            unpack_into(value, &mut sig).map_err(|e| store_damage(self, doc, e))?;
+        self.each_signature(after, i64::MAX, |doc, sig| {
             found.extend(
                 sig.iter()
                     .filter(|fp| wanted.contains(fp))
                     .map(|&fp| (doc, fp)),
             );
-        }
+        })?;
         found.sort_unstable();
         Ok(found)
+    }
+
+    /// Calls `each` with the number and signature of every document after `after` up to
+    /// `upto`, in number order (the table's own order), each decoded into the same buffer.
+    fn each_signature(
+        &self,
+        after: i64,
+        upto: i64,
+        mut each: impl FnMut(i64, &[u64]),
+    ) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT doc, fps FROM signatures WHERE doc > ?1 AND doc <= ?2")
+            .at(&self.path)?;
+        let mut rows = stmt.query([after, upto]).at(&self.path)?;
+        let mut sig = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let doc: i64 = row.get(0).at(&self.path)?;
+            let damaged = |e: &dyn std::fmt::Display| {
+                self.damaged(format!("the signature of document {doc}: {e}"))
+            };
+            sig.clear();
+            let value = row.get_ref(1).at(&self.path)?;
+            let value = value.as_blob().map_err(|e| damaged(&e))?;
+            unpack_into(value, &mut sig).map_err(|e| damaged(&e))?;
+            each(doc, &sig);
+        }
+        Ok(())
     }
 
     /// The postings that the buckets hold of the fingerprints `wanted`, given as (key,
@@ -380,11 +387,6 @@ impl Store {
         }
         Ok(())
     }
-}
-
-/// The error of a signature value that does not decode.
-fn store_damage(store: &Store, doc: i64, what: impl std::fmt::Display) -> anyhow::Error {
-    store.damaged(format!("the signature of document {doc}: {what}"))
 }
 
 #[cfg(test)]

@@ -171,17 +171,21 @@ fn check_documents(store: &Store, h: &mut Health) {
         }
         Ok(())
     })();
+    list_problems(h, bad, "documents", result);
+}
+
+/// Lists the first [`LISTED`] of `bad` and how many more there are, and a read of `what` that
+/// stopped early.
+fn list_problems(h: &mut Health, bad: Vec<String>, what: &str, read: rusqlite::Result<()>) {
     let n = bad.len();
-    for b in bad.into_iter().take(LISTED) {
-        h.problems.push(b);
-    }
+    h.problems.extend(bad.into_iter().take(LISTED));
     if n > LISTED {
         h.problems
-            .push(format!("… and {} more damaged documents", n - LISTED));
+            .push(format!("… and {} more damaged {what}", n - LISTED));
     }
-    if let Err(e) = result {
+    if let Err(e) = read {
         h.problems
-            .push(format!("documents cannot be read to the end: {e}"));
+            .push(format!("{what} cannot be read to the end: {e}"));
     }
 }
 
@@ -233,18 +237,7 @@ fn check_signatures(store: &Store, h: &mut Health) {
         }
         Ok(())
     })();
-    let n = bad.len();
-    for b in bad.into_iter().take(LISTED) {
-        h.problems.push(b);
-    }
-    if n > LISTED {
-        h.problems
-            .push(format!("… and {} more damaged signatures", n - LISTED));
-    }
-    if let Err(e) = result {
-        h.problems
-            .push(format!("signatures cannot be read to the end: {e}"));
-    }
+    list_problems(h, bad, "signatures", result);
     match store.fp_index_problems() {
         Ok(problems) => h.problems.extend(problems.into_iter().take(LISTED)),
         Err(e) => h.problems.push(format!("{e:#}")),
