@@ -1676,25 +1676,37 @@ pub(crate) mod tests {
         assert_eq!(c.failed["http-500"], 1);
     }
 
+    /// A store at schema `version`, as an older collect left it, holding `rows` (SQL) and a
+    /// finished build run numbered 1.
+    fn store_at(p: &Path, version: usize, rows: &str) {
+        let mut c = Connection::open(p).unwrap();
+        text::register_pack(&c).unwrap();
+        let tx = c.transaction().unwrap();
+        for sql in &MIGRATIONS[..version] {
+            tx.execute_batch(sql).unwrap();
+        }
+        tx.pragma_update(None, "user_version", version as i64)
+            .unwrap();
+        tx.execute_batch(
+            "INSERT INTO runs(id, command, params, started_at, status)
+                VALUES (1, 'build', '{}', '0', 'done');",
+        )
+        .unwrap();
+        tx.execute_batch(rows).unwrap();
+        tx.commit().unwrap();
+    }
+
     #[test]
     fn a_v3_store_is_upgraded_by_a_writer_and_keeps_its_documents() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.sqlite");
-        {
-            let c = Connection::open(&p).unwrap();
-            for sql in &MIGRATIONS[..3] {
-                c.execute_batch(sql).unwrap();
-            }
-            c.pragma_update(None, "user_version", 3).unwrap();
-            c.execute_batch(
-                "INSERT INTO runs(id, command, params, started_at, status)
-                    VALUES (1, 'build', '{}', '0', 'done');
-                 INSERT INTO documents(id, source, source_rank, locator, raw_bytes, text, words,
-                    sha256, status, added_run)
-                    VALUES ('a', 'local', 0, 'a.txt', 3, 'x y', 2, '00', 'kept', 1);",
-            )
-            .unwrap();
-        }
+        store_at(
+            &p,
+            3,
+            "INSERT INTO documents(id, source, source_rank, locator, raw_bytes, text, words,
+                sha256, status, added_run)
+                VALUES ('a', 'local', 0, 'a.txt', 3, 'x y', 2, '00', 'kept', 1);",
+        );
         let e = Store::open_read_only(&p).err().unwrap();
         assert!(format!("{e:#}").contains("older collect"), "{e:#}");
         let s = Store::open(&p).unwrap();
@@ -1723,28 +1735,17 @@ pub(crate) mod tests {
     fn a_v16_stores_postings_become_one_signature_value_per_document() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.sqlite");
-        {
-            let mut c = Connection::open(&p).unwrap();
-            text::register_pack(&c).unwrap();
-            let tx = c.transaction().unwrap();
-            for sql in &MIGRATIONS[..16] {
-                tx.execute_batch(sql).unwrap();
-            }
-            tx.pragma_update(None, "user_version", 16).unwrap();
-            tx.execute_batch(
-                "INSERT INTO runs(id, command, params, started_at, status)
-                    VALUES (1, 'build', '{}', '0', 'done');
-                 INSERT INTO documents(num, id, source, source_rank, locator, raw_bytes, words,
-                    sha256, status, added_run)
-                    VALUES (1, 'a', 'local', 0, 'a.txt', 3, 2, '00', 'kept', 1),
-                           (2, 'b', 'local', 0, 'b.txt', 3, 2, '00', 'kept', 1),
-                           (3, 'c', 'local', 0, 'c.txt', 3, 2, '00', 'short', 1);
-                 INSERT INTO postings(doc, fp) VALUES (1, 9), (1, -4), (1, 2), (2, 9);
-                 CREATE INDEX postings_fp ON postings(fp) WHERE doc <= 2;",
-            )
-            .unwrap();
-            tx.commit().unwrap();
-        }
+        store_at(
+            &p,
+            16,
+            "INSERT INTO documents(num, id, source, source_rank, locator, raw_bytes, words,
+                sha256, status, added_run)
+                VALUES (1, 'a', 'local', 0, 'a.txt', 3, 2, '00', 'kept', 1),
+                       (2, 'b', 'local', 0, 'b.txt', 3, 2, '00', 'kept', 1),
+                       (3, 'c', 'local', 0, 'c.txt', 3, 2, '00', 'short', 1);
+             INSERT INTO postings(doc, fp) VALUES (1, 9), (1, -4), (1, 2), (2, 9);
+             CREATE INDEX postings_fp ON postings(fp) WHERE doc <= 2;",
+        );
         let s = Store::open(&p).unwrap();
         assert_eq!(
             s.signatures_of(&[1, 2, 3]).unwrap(),
