@@ -93,6 +93,13 @@ fn bucket_start(bucket: u64, bits: u32) -> u128 {
     u128::from(bucket) << (64 - bits)
 }
 
+/// What is wrong with a bucket value of `len` bytes, if it is not whole entries: the one check
+/// a lookup and `collect doctor` both make.
+fn torn_bucket(bucket: u64, len: usize) -> Option<String> {
+    (!len.is_multiple_of(ENTRY))
+        .then(|| format!("fingerprint index bucket {bucket} has {len} bytes, not whole entries"))
+}
+
 /// The bucket width for `pairs` pairs: the fewest bits that leave [`BUCKET_ENTRIES`] or fewer
 /// pairs to a bucket on average.
 fn bits_for(pairs: u64) -> u32 {
@@ -249,11 +256,7 @@ impl Store {
         let mut problems = Vec::new();
         for row in rows {
             let (bucket, len) = row.at(&self.path)?;
-            if !(len as usize).is_multiple_of(ENTRY) {
-                problems.push(format!(
-                    "fingerprint index bucket {bucket} has {len} bytes, not whole entries"
-                ));
-            }
+            problems.extend(torn_bucket(bucket as u64, len as usize));
         }
         Ok(problems)
     }
@@ -346,11 +349,8 @@ impl Store {
             let entries = entries
                 .as_blob()
                 .map_err(|e| self.damaged(format!("fingerprint index bucket {bucket}: {e}")))?;
-            if !entries.len().is_multiple_of(ENTRY) {
-                return Err(self.damaged(format!(
-                    "fingerprint index bucket {bucket} has {} bytes, not whole entries",
-                    entries.len()
-                )));
+            if let Some(torn) = torn_bucket(bucket, entries.len()) {
+                return Err(self.damaged(torn));
             }
             let key_at = |i: usize| {
                 u64::from_le_bytes(entries[i * ENTRY..i * ENTRY + 8].try_into().expect("8"))
