@@ -13,6 +13,9 @@ pub(super) const HINT_COMMENTS: i8 = -4;
 /// Text that must remain outside a comments section for it to be removed.
 const MIN_TEXT_BESIDE_COMMENTS: u32 = 1000;
 pub(super) const HINT_CONTENT: i8 = 1;
+/// The largest box around an e-mail field that is still a sign-up box (its heading, its
+/// plea and its small print), in non-whitespace characters; beyond it is the page around.
+const SIGNUP_BOX_CHARS: u32 = 400;
 /// A hard-hinted element holding more of the page than this is a page
 /// wrapper with an unlucky class name, not a comments section or sidebar.
 const HARD_WRAPPER_SHARE: f32 = 0.6;
@@ -291,6 +294,7 @@ impl<'a> Page<'a> {
         }
         let body_text = self.nodes[self.body as usize].raw_text_chars;
         let body_chars = self.nodes[self.body as usize].raw_chars.max(1);
+        let signup_boxes = self.signup_boxes();
         let mut in_content = vec![false; self.nodes.len()];
         for i in 1..self.nodes.len() {
             let parent = self.nodes[i].parent as usize;
@@ -301,6 +305,7 @@ impl<'a> Page<'a> {
             let n = &self.nodes[i];
             let share = n.raw_chars as f32 / body_chars as f32;
             let hint = match (use_class, n.hint) {
+                _ if signup_boxes.contains(&(i as u32)) => HINT_HARD,
                 (true, 0) if spared.is_some() && spared == n.el.map(Spared::of) => 0,
                 (true, 0) => n.class_hint,
                 (false, HINT_WEAK) => 0,
@@ -323,6 +328,39 @@ impl<'a> Page<'a> {
                 self.nodes[i].removed = true;
             }
         }
+    }
+
+    /// The largest element around each e-mail field that holds at most `SIGNUP_BOX_CHARS`,
+    /// below an element the markup makes the content (a short `<article>` is not a sign-up
+    /// box; content class names are too loose here: "section-content", "lightbox-content").
+    fn signup_boxes(&self) -> Vec<u32> {
+        let mut boxes = Vec::new();
+        for &field in &self.email_fields {
+            let mut i = field;
+            let field_holder = &self.nodes[i as usize];
+            if i == 0
+                || field_holder.raw_chars > SIGNUP_BOX_CHARS
+                || field_holder.hint == HINT_CONTENT
+            {
+                continue;
+            }
+            loop {
+                let p = self.nodes[i as usize].parent;
+                let parent = &self.nodes[p as usize];
+                if p == 0
+                    || p == self.body
+                    || parent.hint == HINT_CONTENT
+                    || parent.raw_chars > SIGNUP_BOX_CHARS
+                {
+                    break;
+                }
+                i = p;
+            }
+            if i != self.body {
+                boxes.push(i);
+            }
+        }
+        boxes
     }
 
     /// The class and id of hard hint that removed the most text, over every element they

@@ -210,6 +210,33 @@ fn drops_cookie_banner_share_buttons_and_related_links() {
 }
 
 #[test]
+fn signup_boxes_around_email_fields_dropped_with_their_plea() {
+    // Utility class names only: nothing but the e-mail field says what the box is.
+    let signup = "<section class='relative my-12 p-8'><div class='font-bold'>Awesome offers, \
+         hand-picked for you.</div><div class='mt-2'>Sign up now for the daily deals letter.</div>\
+         <form><input type='email' placeholder='Your email'><span>Sign Me Up</span></form>\
+         <p class='text-xs'>By clicking Sign Me Up, you confirm you are 16+ and agree to our Terms.</p>\
+         </section>";
+    let html = article(&format!(
+        "<p>{PARA}</p><p>{PARA}</p>{signup}<p>Second paragraph. {PARA}</p><p>{PARA}</p>"
+    ));
+    let e = extract(&html, None);
+    for junk in ["hand-picked", "Sign up now", "By clicking"] {
+        assert!(!e.text.contains(junk), "{junk} in {}", e.text);
+    }
+    assert!(e.text.contains("Second paragraph."), "{}", e.text);
+    // On a short article the box would grow to the article itself: it stops below the
+    // element named as content.
+    let short = article(&format!(
+        "<p>{PARA}</p><p>Write to us: <input name='contact-email'></p><p>Third paragraph. {PARA}</p>"
+    ));
+    let e = extract(&short, None);
+    assert!(e.text.contains("Third paragraph."), "{}", e.text);
+    assert_eq!(e.text.matches("real article text").count(), 2, "{}", e.text);
+    assert!(!e.text.contains("Write to us"), "{}", e.text);
+}
+
+#[test]
 fn layout_names_inside_content_are_sections_not_boilerplate() {
     let html = format!(
         "<html><body><div class='sidebar-widget'><p>Widget beside the text: {PARA}</p></div>\
