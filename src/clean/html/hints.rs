@@ -256,7 +256,14 @@ pub(super) fn class_hint(name: &str, el: &scraper::node::Element) -> i8 {
     // its own words ("should-i-get-certified-in-social-media"), not a name
     // for a part of the page.
     let heading = matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
-    names_hint(el, !heading)
+    let hint = names_hint(el, !heading);
+    // The publisher's own mark for text that must not stand for the page in a search result
+    // (author boxes, cards of other articles, consent banners): a name like the others, and
+    // doubted with them when trusting names leaves the page empty.
+    if hint != HINT_CONTENT && el.attr("data-nosnippet").is_some() {
+        return HINT_HARD;
+    }
+    hint
 }
 
 /// Hint from the class names, and from the id when `with_id`.

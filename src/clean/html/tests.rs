@@ -237,6 +237,22 @@ fn signup_boxes_around_email_fields_dropped_with_their_plea() {
 }
 
 #[test]
+fn text_marked_nosnippet_dropped_unless_named_as_content() {
+    let html = article(&format!(
+        "<div class='header-data'><div data-nosnippet>Jane is an experienced journalist who \
+         has covered tech for ten years.</div></div><p>{PARA}</p><p>{PARA}</p>\
+         <div class='card' data-nosnippet><h5>Four tools that save time</h5></div>\
+         <div class='entry-content' data-nosnippet><p>Named as content. {PARA}</p></div>"
+    ));
+    let e = extract(&html, None);
+    for junk in ["experienced journalist", "Four tools"] {
+        assert!(!e.text.contains(junk), "{junk} in {}", e.text);
+    }
+    assert!(e.text.contains("Named as content."), "{}", e.text);
+    assert_eq!(e.text.matches("real article text").count(), 3, "{}", e.text);
+}
+
+#[test]
 fn layout_names_inside_content_are_sections_not_boilerplate() {
     let html = format!(
         "<html><body><div class='sidebar-widget'><p>Widget beside the text: {PARA}</p></div>\
