@@ -60,8 +60,8 @@ pub(super) struct Page<'a> {
     /// Whether class names and weak tags were trusted by the last
     /// `mark_boilerplate`.
     pub(super) use_class: bool,
-    /// The arena element holding each field that asks for an e-mail address.
-    pub(super) email_fields: Vec<u32>,
+    /// The arena element holding each field that asks for an e-mail address or phone number.
+    pub(super) contact_fields: Vec<u32>,
 }
 
 fn tag_kind(name: &str) -> Option<Kind> {
@@ -95,21 +95,25 @@ fn tag_kind(name: &str) -> Option<Kind> {
     })
 }
 
-/// A visible field for an e-mail address: what a newsletter sign-up, a login or a comment
-/// form asks for, and an article never does.
-fn is_email_field(el: &scraper::node::Element) -> bool {
+/// A visible field for an e-mail address or a phone number: what a newsletter or text-message
+/// sign-up, a login or a comment form asks for, and an article never does. A phone field is
+/// known by its name or label, not its type, which also serves ZIP codes a keypad.
+fn is_contact_field(el: &scraper::node::Element) -> bool {
     let kind = el.attr("type").map(str::trim);
     if kind.is_some_and(|t| t.eq_ignore_ascii_case("email")) {
         return true;
     }
-    let text_field = kind.is_none_or(|t| t.eq_ignore_ascii_case("text"));
-    text_field
-        && ["name", "id", "placeholder"].iter().any(|a| {
-            el.attr(a).is_some_and(|v| {
-                let v = v.to_ascii_lowercase();
-                v.contains("email") || v.contains("e-mail")
+    let typed =
+        kind.is_none_or(|t| t.eq_ignore_ascii_case("text") || t.eq_ignore_ascii_case("tel"));
+    typed
+        && ["name", "id", "placeholder", "aria-label", "autocomplete"]
+            .iter()
+            .any(|a| {
+                el.attr(a).is_some_and(|v| {
+                    let v = v.to_ascii_lowercase();
+                    v.contains("email") || v.contains("e-mail") || v.contains("phone")
+                })
             })
-        })
 }
 
 /// Only markup that is hidden for good counts: content behind `display:none`
@@ -149,7 +153,7 @@ impl<'a> Page<'a> {
             ld_body: None,
             description: None,
             use_class: true,
-            email_fields: Vec::new(),
+            contact_fields: Vec::new(),
         };
         let root = doc.tree.root();
         page.nodes.push(ANode {
@@ -248,8 +252,8 @@ impl<'a> Page<'a> {
                                 }
                             }
                         }
-                        "input" if is_email_field(el) => {
-                            page.email_fields.push(*stack.last().unwrap_or(&0));
+                        "input" if is_contact_field(el) => {
+                            page.contact_fields.push(*stack.last().unwrap_or(&0));
                         }
                         _ => {}
                     }

@@ -13,7 +13,7 @@ pub(super) const HINT_COMMENTS: i8 = -4;
 /// Text that must remain outside a comments section for it to be removed.
 const MIN_TEXT_BESIDE_COMMENTS: u32 = 1000;
 pub(super) const HINT_CONTENT: i8 = 1;
-/// The largest box around an e-mail field that is still a sign-up box (its heading, its
+/// The largest box around a contact field that is still a sign-up box (its heading, its
 /// plea and its small print), in non-whitespace characters; beyond it is the page around.
 const SIGNUP_BOX_CHARS: u32 = 400;
 /// A hard-hinted element holding more of the page than this is a page
@@ -337,12 +337,12 @@ impl<'a> Page<'a> {
         }
     }
 
-    /// The largest element around each e-mail field that holds at most `SIGNUP_BOX_CHARS`,
+    /// The largest element around each contact field that holds at most `SIGNUP_BOX_CHARS`,
     /// below an element the markup makes the content (a short `<article>` is not a sign-up
     /// box; content class names are too loose here: "section-content", "lightbox-content").
     fn signup_boxes(&self) -> Vec<u32> {
         let mut boxes = Vec::new();
-        for &field in &self.email_fields {
+        for &field in &self.contact_fields {
             let mut i = field;
             let field_holder = &self.nodes[i as usize];
             if i == 0

@@ -210,7 +210,7 @@ fn drops_cookie_banner_share_buttons_and_related_links() {
 }
 
 #[test]
-fn signup_boxes_around_email_fields_dropped_with_their_plea() {
+fn signup_boxes_around_contact_fields_dropped_with_their_plea() {
     // Utility class names only: nothing but the e-mail field says what the box is.
     let signup = "<section class='relative my-12 p-8'><div class='font-bold'>Awesome offers, \
          hand-picked for you.</div><div class='mt-2'>Sign up now for the daily deals letter.</div>\
@@ -234,6 +234,16 @@ fn signup_boxes_around_email_fields_dropped_with_their_plea() {
     assert!(e.text.contains("Third paragraph."), "{}", e.text);
     assert_eq!(e.text.matches("real article text").count(), 2, "{}", e.text);
     assert!(!e.text.contains("Write to us"), "{}", e.text);
+    // A phone field is known by its label; a keypad for a ZIP code is not one.
+    let phone = article(&format!(
+        "<p>{PARA}</p><p>{PARA}</p><div><p>Get deals texted to you!</p>\
+         <input type='tel' placeholder='Enter Phone Number'></div>\
+         <div><p>Quotes for your area, from the people who insure it.</p>\
+         <input type='tel' name='ZipCode'></div><p>{PARA}</p>"
+    ));
+    let e = extract(&phone, None);
+    assert!(!e.text.contains("texted"), "{}", e.text);
+    assert!(e.text.contains("Quotes for your area"), "{}", e.text);
 }
 
 #[test]
