@@ -260,7 +260,8 @@ pub(super) fn class_hint(name: &str, el: &scraper::node::Element) -> i8 {
     // The publisher's own mark for text that must not stand for the page in a search result
     // (author boxes, cards of other articles, consent banners): a name like the others, and
     // doubted with them when trusting names leaves the page empty.
-    if hint != HINT_CONTENT && el.attr("data-nosnippet").is_some() {
+    // (Compared by name: `attr` would intern this name, which is not a static atom, per element.)
+    if hint != HINT_CONTENT && el.attrs().any(|(name, _)| name == "data-nosnippet") {
         return HINT_HARD;
     }
     hint
