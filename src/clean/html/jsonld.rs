@@ -1,5 +1,21 @@
 //! `articleBody` read out of JSON-LD: pages rendered by scripts may carry
-//! their text nowhere else.
+//! their text nowhere else, and where the page shows its text too, the
+//! publisher's own statement of what the article is.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+/// Word shingles the declared body must have before it is trusted to judge lines.
+const MIN_DECLARED_SHINGLES: usize = 50;
+/// Share of the extracted text's shingles the declared body must hold: a body cut short
+/// (a teaser, a paywall's first paragraphs) holds less and judges nothing.
+const DECLARED_COVER: f32 = 0.7;
+/// A line holding less than this share of its shingles in the declared body is not part of
+/// the article (a disclosure, a product card, an author box, a picture's caption).
+const LINE_IN_DECLARED: f32 = 0.2;
+/// Lines shorter than this many shingles (headings, list labels) are left alone.
+const MIN_LINE_SHINGLES: usize = 3;
+const SHINGLE_WORDS: usize = 4;
 
 /// Decoded JSON string values following each occurrence of `key` (quoted),
 /// found by a linear scan without parsing the whole document.
@@ -57,4 +73,90 @@ pub(super) fn json_strings_for_key(json: &str, key: &str) -> Vec<String> {
         out.push(val);
     }
     out
+}
+
+/// `text` without the lines that the page's declared `articleBody` does not hold, when that
+/// body is long and holds most of the text; `None` when it does not judge.
+pub(super) fn keep_declared_lines(text: &str, declared: &str) -> Option<String> {
+    let declared = shingles(&words(&strip_markup(declared)));
+    if declared.len() < MIN_DECLARED_SHINGLES {
+        return None;
+    }
+    // Each line's shingles and how many of them the body holds, within the line: a shingle
+    // across two lines is an artefact of where blocks meet.
+    let lines: Vec<(&str, usize, usize)> = text
+        .split('\n')
+        .map(|line| {
+            let own = shingles(&words(line));
+            let held = own.iter().filter(|s| declared.contains(s)).count();
+            (line, own.len(), held)
+        })
+        .collect();
+    let total: usize = lines.iter().map(|l| l.1).sum();
+    let held: usize = lines.iter().map(|l| l.2).sum();
+    if total == 0 || (held as f32) < DECLARED_COVER * total as f32 {
+        return None;
+    }
+    let mut kept = String::with_capacity(text.len());
+    for (line, own, held) in lines {
+        if own >= MIN_LINE_SHINGLES && (held as f32) < LINE_IN_DECLARED * own as f32 {
+            continue;
+        }
+        // A dropped paragraph leaves one paragraph break, not two.
+        if line.trim().is_empty() && (kept.is_empty() || kept.ends_with("\n\n")) {
+            continue;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+    }
+    Some(kept.trim_end().to_string())
+}
+
+/// Tags and character references in an `articleBody` (some publishers put HTML there) are
+/// word breaks, as the markup they stand for is in the page's text.
+fn strip_markup(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(['<', '&']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let close = if tail.starts_with('<') { '>' } else { ';' };
+        // A reference is short; a lone `<` or `&` in prose is kept as it is.
+        let limit = if close == ';' { 10 } else { 500 };
+        match tail[1..].find(close).filter(|&j| j <= limit) {
+            Some(j)
+                if close == '>'
+                    || tail[1..1 + j]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '#') =>
+            {
+                out.push(' ');
+                rest = &tail[j + 2..];
+            }
+            _ => {
+                out.push_str(&tail[..1]);
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn shingles(words: &[String]) -> HashSet<u64> {
+    words
+        .windows(SHINGLE_WORDS)
+        .map(|w| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            w.hash(&mut h);
+            h.finish()
+        })
+        .collect()
 }

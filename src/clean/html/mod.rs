@@ -53,6 +53,7 @@ mod whitespace;
 
 use crate::markup::{self, Limits, TooComplex};
 use arena::Page;
+use jsonld::keep_declared_lines;
 use lines::{drop_furniture_lines, drop_head_bylines, drop_repeated_runs};
 use whitespace::{count_chars, normalize_space};
 
@@ -99,6 +100,13 @@ pub fn extract_within(
                 break;
             }
         }
+    }
+    if let Some(kept) = page
+        .ld_body
+        .as_deref()
+        .and_then(|body| keep_declared_lines(&text, body))
+    {
+        text = kept;
     }
     // Pages rendered by scripts may carry their text only in JSON-LD
     // (`articleBody`) or, failing that, in the meta description.

@@ -262,6 +262,53 @@ fn text_marked_nosnippet_dropped_unless_named_as_content() {
     assert_eq!(e.text.matches("real article text").count(), 3, "{}", e.text);
 }
 
+/// An article page whose JSON-LD declares `body` as its `articleBody`.
+fn declared_article(body: &str, dom: &str) -> String {
+    format!(
+        "<html><head><script type='application/ld+json'>{{\"@type\":\"NewsArticle\",\
+         \"articleBody\":\"{body}\"}}</script></head><body><article>{dom}</article></body></html>"
+    )
+}
+
+#[test]
+fn lines_the_declared_article_body_lacks_are_dropped() {
+    let paras = [
+        "The council voted on Tuesday to rebuild the old harbour wall before the winter storms arrive in force.",
+        "Engineers said the stones had shifted by almost a metre since the spring, and that the repair could not wait.",
+        "Fishermen welcomed the decision but asked that the work leave the slipway open during the herring season.",
+        "The mayor promised a public meeting next month, where the plans and the cost will be laid out in full.",
+        "Until then the harbour master has closed the outer quay to cars, and asked walkers to keep to the inner path.",
+    ];
+    let dom = format!(
+        "<p>{}</p><p>Every item on this page was chosen by an editor, and we may earn a commission.</p>\
+         <p>{}</p><div class='card'><p>Rose marble napkin set of four, now ten percent off at the shop</p></div>\
+         <p>{}</p><p>{}</p><p>{}</p>",
+        paras[0], paras[1], paras[2], paras[3], paras[4]
+    );
+    // The body as publishers write it: markup and character references inside.
+    let body = format!(
+        "<p>{}</p>&lt;p&gt;{}\\n{} {} {}",
+        paras[0],
+        paras[1].replace("metre", "m&eacute;tre"),
+        paras[2],
+        paras[3],
+        paras[4]
+    );
+    let e = extract(&declared_article(&body, &dom), None);
+    for junk in ["Every item", "napkin"] {
+        assert!(!e.text.contains(junk), "{junk} in {}", e.text);
+    }
+    for p in paras {
+        assert!(e.text.contains(p), "{p} missing from {}", e.text);
+    }
+    assert_eq!(e.text.matches("\n\n").count(), 4, "{:?}", e.text);
+    // A body cut short (a teaser) judges nothing: every paragraph of the page stays.
+    let teaser = format!("{} {}", paras[0], paras[0]);
+    let e = extract(&declared_article(&teaser, &dom), None);
+    assert!(e.text.contains("Every item"), "{}", e.text);
+    assert!(e.text.contains(paras[2]), "{}", e.text);
+}
+
 #[test]
 fn layout_names_inside_content_are_sections_not_boilerplate() {
     let html = format!(
