@@ -1,6 +1,7 @@
-//! What the markup says about itself: tag, ARIA role, microdata and
-//! class/id words scored as boilerplate or content hints, and the pass that
-//! removes hinted subtrees from the arena.
+//! What the markup says about itself: tag, ARIA role, microdata, class/id
+//! words and `data-nosnippet` scored as boilerplate or content hints, the
+//! sign-up boxes around contact fields, and the pass that removes hinted
+//! subtrees from the arena.
 
 use super::arena::Page;
 

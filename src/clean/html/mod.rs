@@ -26,14 +26,17 @@
 //! 2. `arena.rs`: the DOM copied into the flat arena, with the page's
 //!    metadata (titles, site name, descriptions; `jsonld.rs` reads
 //!    `articleBody` out of JSON-LD) and subtree text sizes.
-//! 3. `hints.rs`: the tag, role and class/id word lists and the pass that
-//!    marks hinted subtrees as boilerplate.
+//! 3. `hints.rs`: the tag, role and class/id word lists, the sign-up boxes
+//!    around e-mail and phone fields, and the pass that marks hinted subtrees
+//!    as boilerplate.
 //! 4. `blocks.rs`: the visible text cut into blocks at block-element
 //!    boundaries, with their link characters.
 //! 5. `title.rs`: the title, and the cleanup of its site-name part.
 //! 6. `container.rs`: block weights, the choice and widening of the main
 //!    container, pruning inside it, and the text taken from it.
-//! 7. `lines.rs`: the final line filters (counters, control labels, member
+//! 7. `jsonld.rs`: when the page declares a long `articleBody` that holds
+//!    most of the text taken, the lines it lacks are dropped.
+//! 8. `lines.rs`: the final line filters (counters, control labels, member
 //!    statistics, placeholders, picture credits, repeated runs of paragraphs,
 //!    bylines at the head of the text).
 //!
