@@ -1,5 +1,5 @@
 use super::hints::{name_hint, HINT_COMMENTS, HINT_CONTENT, HINT_HARD, HINT_LAYOUT, HINT_WEAK};
-use super::jsonld::json_strings_for_key;
+use super::jsonld::{json_strings_for_key, keep_declared_lines};
 use super::lines::{
     drop_head_bylines, is_byline, is_control_line, is_counter_line, is_credit_line,
     is_furniture_line,
@@ -307,6 +307,30 @@ fn lines_the_declared_article_body_lacks_are_dropped() {
     let e = extract(&declared_article(&teaser, &dom), None);
     assert!(e.text.contains("Every item"), "{}", e.text);
     assert!(e.text.contains(paras[2]), "{}", e.text);
+}
+
+#[test]
+fn declared_body_with_stray_markup_signs_judges_without_panicking() {
+    let line = "Пять слов подряд в строке и ещё несколько слов для счёта";
+    let text = std::iter::repeat_n(line, 3)
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    for body in [
+        "&",
+        "<",
+        "a & b < c &",
+        "<b",
+        "&amp",
+        "日本語&amp;テキスト<b>x</b>&#",
+    ] {
+        assert_eq!(keep_declared_lines(&text, body), None, "{body}");
+    }
+    // A long body in Cyrillic with a lone `&` and `<` in its prose still judges.
+    let long: String = (0..12).map(|i| format!("{line} {i} & < ")).collect();
+    assert_eq!(
+        keep_declared_lines(&text, &long).as_deref(),
+        Some(text.as_str())
+    );
 }
 
 #[test]
