@@ -314,6 +314,7 @@ impl<'a> Page<'a> {
             let n = &self.nodes[i];
             let share = n.raw_chars as f32 / body_chars as f32;
             let hint = match (use_class, n.hint) {
+                // Known by its field, not by a name: no retry doubts it.
                 _ if signup_boxes.contains(&(i as u32)) => HINT_HARD,
                 (true, 0) if spared.is_some() && spared == n.el.map(Spared::of) => 0,
                 (true, 0) => n.class_hint,

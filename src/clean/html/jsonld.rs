@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 
 /// Word shingles the declared body must have before it is trusted to judge lines.
 const MIN_DECLARED_SHINGLES: usize = 50;
-/// Share of the extracted text's shingles the declared body must hold: a body cut short
+/// Share of the shingles of the extracted text's lines the declared body must hold: a body cut short
 /// (a teaser, a paywall's first paragraphs) holds less and judges nothing.
 const DECLARED_COVER: f32 = 0.7;
 /// A line holding less than this share of its shingles in the declared body is not part of
