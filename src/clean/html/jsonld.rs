@@ -7,7 +7,8 @@ use std::hash::{Hash, Hasher};
 
 /// Word shingles the declared body must have before it is trusted to judge lines.
 const MIN_DECLARED_SHINGLES: usize = 50;
-/// Share of the shingles of the extracted text's lines the declared body must hold: a body cut short
+/// Share of the shingles of the extracted text's lines, from the first line the body holds,
+/// that the declared body must hold: a body cut short
 /// (a teaser, a paywall's first paragraphs) holds less and judges nothing.
 const DECLARED_COVER: f32 = 0.7;
 /// A line holding less than this share of its shingles in the declared body is not part of
@@ -92,14 +93,21 @@ pub(super) fn keep_declared_lines(text: &str, declared: &str) -> Option<String> 
             (line, own.len(), held)
         })
         .collect();
-    let total: usize = lines.iter().map(|l| l.1).sum();
-    let held: usize = lines.iter().map(|l| l.2).sum();
-    if total == 0 || (held as f32) < DECLARED_COVER * total as f32 {
+    let in_declared = |own: usize, held: usize| (held as f32) >= LINE_IN_DECLARED * own as f32;
+    // Lines above the first one the body holds are the article's head: a standfirst or lead
+    // that publishers keep out of `articleBody` but readers count as the article's text. They
+    // are neither judged nor counted against the body's cover.
+    let head = lines
+        .iter()
+        .position(|&(_, own, held)| own >= MIN_LINE_SHINGLES && in_declared(own, held))?;
+    let total: usize = lines[head..].iter().map(|l| l.1).sum();
+    let held: usize = lines[head..].iter().map(|l| l.2).sum();
+    if (held as f32) < DECLARED_COVER * total as f32 {
         return None;
     }
     let mut kept = String::with_capacity(text.len());
-    for (line, own, held) in lines {
-        if own >= MIN_LINE_SHINGLES && (held as f32) < LINE_IN_DECLARED * own as f32 {
+    for (n, &(line, own, held)) in lines.iter().enumerate() {
+        if n > head && own >= MIN_LINE_SHINGLES && !in_declared(own, held) {
             continue;
         }
         // A dropped paragraph leaves one paragraph break, not two.
