@@ -4,7 +4,7 @@
 
 use super::hints::{class_hint, element_hint, names_hint};
 use super::jsonld::json_strings_for_key;
-use super::whitespace::count_chars;
+use super::whitespace::{count_chars, lowercase_words};
 use scraper::{Html, Node};
 
 /// How an element affects text layout and scoring.
@@ -397,12 +397,6 @@ impl<'a> Page<'a> {
 
 /// Whether two strings hold the same words, ignoring case and everything between words.
 fn same_words(a: &str, b: &str) -> bool {
-    let words = |s: &'_ str| -> Vec<String> {
-        s.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect()
-    };
-    let a = words(a);
-    !a.is_empty() && a == words(b)
+    let a = lowercase_words(a);
+    !a.is_empty() && a == lowercase_words(b)
 }

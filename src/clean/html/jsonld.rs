@@ -2,6 +2,7 @@
 //! their text nowhere else, and where the page shows its text too, the
 //! publisher's own statement of what the article is.
 
+use super::whitespace::lowercase_words;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
@@ -79,7 +80,7 @@ pub(super) fn json_strings_for_key(json: &str, key: &str) -> Vec<String> {
 /// `text` without the lines that the page's declared `articleBody` does not hold, when that
 /// body is long and holds most of the text; `None` when it does not judge.
 pub(super) fn keep_declared_lines(text: &str, declared: &str) -> Option<String> {
-    let declared = shingles(&words(&strip_markup(declared)));
+    let declared = shingles(&lowercase_words(&strip_markup(declared)));
     if declared.len() < MIN_DECLARED_SHINGLES {
         return None;
     }
@@ -88,7 +89,7 @@ pub(super) fn keep_declared_lines(text: &str, declared: &str) -> Option<String> 
     let lines: Vec<(&str, usize, usize)> = text
         .split('\n')
         .map(|line| {
-            let own = shingles(&words(line));
+            let own = shingles(&lowercase_words(line));
             let held = own.iter().filter(|s| declared.contains(s)).count();
             (line, own.len(), held)
         })
@@ -149,13 +150,6 @@ fn strip_markup(s: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 fn shingles(words: &[String]) -> HashSet<u64> {

@@ -1,4 +1,4 @@
-//! Character counting and space normalising shared by the phases.
+//! Character counting, space normalising and word splitting shared by the phases.
 
 pub(super) fn is_invisible(c: char) -> bool {
     matches!(
@@ -23,4 +23,13 @@ pub(super) fn normalize_space(s: &str) -> String {
         out.extend(w.chars().filter(|&c| !is_invisible(c)));
     }
     out
+}
+
+/// The words of `s` in lower case, with everything between words (spaces, punctuation,
+/// markup signs) a break.
+pub(super) fn lowercase_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
