@@ -3,7 +3,7 @@
 //! sign-up boxes around contact fields, and the pass that removes hinted
 //! subtrees from the arena.
 
-use super::arena::Page;
+use super::arena::{Kind, Page};
 
 /// Hint values: a hard hint removes the subtree, a weak one only if it is small.
 pub(super) const HINT_HARD: i8 = -3;
@@ -319,6 +319,7 @@ impl<'a> Page<'a> {
                 (true, 0) if spared.is_some() && spared == n.el.map(Spared::of) => 0,
                 (true, 0) => n.class_hint,
                 (false, HINT_WEAK) => 0,
+                (true, HINT_WEAK) if self.is_heading_header(i) => 0,
                 (_, h) => h,
             };
             in_content[i] = in_content[parent] || (hint == HINT_CONTENT && share < 0.9);
@@ -338,6 +339,31 @@ impl<'a> Page<'a> {
                 self.nodes[i].removed = true;
             }
         }
+    }
+
+    /// Whether element `i` is a `<header>` around a section's heading, with no other text and
+    /// no link: what a page builder wraps each heading of an article in ("1. Myth: …"),
+    /// where a page's header holds a logo link, a menu or a byline.
+    fn is_heading_header(&self, i: usize) -> bool {
+        let n = &self.nodes[i];
+        if n.raw_chars == 0
+            || n.raw_text_chars < n.raw_chars
+            || n.el.is_none_or(|e| e.name() != "header")
+        {
+            return false;
+        }
+        let mut in_headings = 0;
+        let mut j = i + 1;
+        while j < n.end as usize {
+            let d = &self.nodes[j];
+            if matches!(d.kind, Kind::Heading(_)) {
+                in_headings += d.raw_chars;
+                j = d.end as usize;
+            } else {
+                j += 1;
+            }
+        }
+        in_headings == n.raw_chars
     }
 
     /// The largest element around each contact field that holds at most `SIGNUP_BOX_CHARS`,

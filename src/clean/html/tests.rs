@@ -262,6 +262,25 @@ fn text_marked_nosnippet_dropped_unless_named_as_content() {
     assert_eq!(e.text.matches("real article text").count(), 3, "{}", e.text);
 }
 
+#[test]
+fn section_headings_wrapped_in_header_kept_but_not_page_headers() {
+    let html = article(&format!(
+        "<p>{PARA}</p><header class='title-text'><h2>1. Myth: all fat is bad</h2></header>\
+         <p>{PARA}</p><header><h2>Second section heading</h2><span>by the desk</span></header>\
+         <p>{PARA}</p><header><h3><a href='/self'>A linked heading header</a></h3></header>\
+         <p>{PARA}</p>"
+    ));
+    let e = extract(&html, None);
+    assert!(e.text.contains("1. Myth: all fat is bad"), "{}", e.text);
+    for junk in [
+        "Second section heading",
+        "A linked heading header",
+        "Example Site",
+    ] {
+        assert!(!e.text.contains(junk), "{junk} in {}", e.text);
+    }
+}
+
 /// An article page whose JSON-LD declares `body` as its `articleBody`.
 fn declared_article(body: &str, dom: &str) -> String {
     format!(
