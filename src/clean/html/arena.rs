@@ -2,7 +2,7 @@
 //! nested input cannot overflow the stack, and the page metadata collected
 //! while it is built.
 
-use super::hints::{class_hint, element_hint, names_hint};
+use super::hints::{class_hint, element_hint, names_hint, HINT_HARD};
 use super::jsonld::json_strings_for_key;
 use super::whitespace::{count_chars, lowercase_words};
 use scraper::{Html, Node};
@@ -116,6 +116,26 @@ fn is_contact_field(el: &scraper::node::Element) -> bool {
             })
 }
 
+/// A button that opens a panel of the page (`aria-controls`) and reads as
+/// the panel's heading: a question of an FAQ, a heading inside. Its text is the question the
+/// panel answers; other buttons ("Menu", "Share", "Load more") say what they do, not content.
+fn is_disclosure_heading(button: scraper::ElementRef<'_>) -> bool {
+    let el = button.value();
+    if el.attr("aria-controls").is_none() && el.attr("aria-expanded").is_none() {
+        return false;
+    }
+    button
+        .descendent_elements()
+        .any(|e| is_heading_element(e.value()))
+        || button.text().collect::<String>().trim_end().ends_with('?')
+}
+
+/// A heading by its tag, or by its role where a page builder makes one of a `<p>` or `<div>`.
+fn is_heading_element(el: &scraper::node::Element) -> bool {
+    matches!(el.name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+        || el.attr("role") == Some("heading")
+}
+
 /// Only markup that is hidden for good counts: content behind `display:none`
 /// is usually a collapsed tab, accordion or "read more" that the reader opens.
 fn is_hidden(el: &scraper::node::Element) -> bool {
@@ -176,6 +196,7 @@ impl<'a> Page<'a> {
         let mut stack: Vec<u32> = vec![0];
         let mut link_depth = 0u32;
         let mut body_found = false;
+        let mut disclosures = Vec::new();
         let mut cur = root.first_child();
         while let Some(node) = cur {
             let mut descend = false;
@@ -257,7 +278,17 @@ impl<'a> Page<'a> {
                         }
                         _ => {}
                     }
-                    if let Some(kind) = tag_kind(name) {
+                    let kind = match name {
+                        "button"
+                            if scraper::ElementRef::wrap(node)
+                                .is_some_and(is_disclosure_heading) =>
+                        {
+                            disclosures.push(page.nodes.len() as u32);
+                            Some(Kind::Block)
+                        }
+                        _ => tag_kind(name),
+                    };
+                    if let Some(kind) = kind {
                         if !is_hidden(el) {
                             let idx = page.nodes.len() as u32;
                             let parent = *stack.last().unwrap_or(&0);
@@ -333,7 +364,56 @@ impl<'a> Page<'a> {
             n.end = n.end.max(len);
         }
         page.unname_section_anchors();
+        page.drop_disclosures_without_panel(&disclosures);
         page
+    }
+
+    /// A disclosure heading whose panel is not on the page (hidden, or loaded by a script
+    /// when opened) is a question with no answer: marked for removal like boilerplate.
+    fn drop_disclosures_without_panel(&mut self, buttons: &[u32]) {
+        if buttons.is_empty() {
+            return;
+        }
+        let panels: std::collections::HashSet<&str> = self
+            .nodes
+            .iter()
+            .filter_map(|n| n.el.and_then(|el| el.id()))
+            .collect();
+        for &b in buttons {
+            let n = &self.nodes[b as usize];
+            let answered = match n.el.and_then(|el| el.attr("aria-controls")) {
+                Some(ids) => ids.split_ascii_whitespace().any(|id| panels.contains(id)),
+                None => self.text_follows(b),
+            };
+            if !answered {
+                self.nodes[b as usize].hint = HINT_HARD;
+            }
+        }
+    }
+
+    /// Whether the element after node `i` (or after the heading `i` is the text of) is text:
+    /// where a disclosure's panel sits when no `aria-controls` names it.
+    fn text_follows(&self, i: u32) -> bool {
+        let mut at = i as usize;
+        let parent = self.nodes[at].parent as usize;
+        if parent != 0 && self.nodes[parent].el.is_some_and(is_heading_element) {
+            at = parent;
+        }
+        let has_text = |n: &ANode| n.kind == Kind::Text && !n.text.trim().is_empty();
+        let mut next = self.nodes[at].end as usize;
+        while let Some(sibling) = self.nodes.get(next) {
+            if sibling.parent != self.nodes[at].parent {
+                return false;
+            }
+            if sibling.kind != Kind::Text {
+                return self.nodes[next..sibling.end as usize].iter().any(has_text);
+            }
+            if has_text(sibling) {
+                return true;
+            }
+            next += 1;
+        }
+        false
     }
 
     /// A section's id made from its heading's words ("client-side-certificates" on the section

@@ -281,6 +281,36 @@ fn section_headings_wrapped_in_header_kept_but_not_page_headers() {
     }
 }
 
+#[test]
+fn faq_questions_on_disclosure_buttons_kept_when_their_answer_is_on_the_page() {
+    let html = article(&format!(
+        "<p>{PARA}</p><h2>Frequently asked questions</h2>\
+         <button aria-controls='a1' aria-expanded='true'><h3>Which tool is best?</h3></button>\
+         <div id='a1'><p>The first answer, with a few words of its own.</p></div>\
+         <p role='heading'><button aria-expanded='false'>Who is this program for?</button></p>\
+         <div role='region'><p>The second answer, found beside its heading.</p></div>\
+         <h3><button aria-controls='a3' aria-expanded='false'>Is the third one hidden?</button></h3>\
+         <div id='a3' hidden><p>Hidden answer.</p></div>\
+         <div><button aria-expanded='false'>Is there no panel at all?</button></div>\
+         <button aria-controls='m' aria-expanded='false'>Menu</button><div id='m'><p>{PARA}</p></div>"
+    ));
+    let e = extract(&html, None);
+    for kept in [
+        "Which tool is best?",
+        "Who is this program for?",
+        "The second answer",
+    ] {
+        assert!(e.text.contains(kept), "{kept} not in {}", e.text);
+    }
+    for junk in [
+        "Is the third one hidden?",
+        "Is there no panel at all?",
+        "Menu",
+    ] {
+        assert!(!e.text.contains(junk), "{junk} in {}", e.text);
+    }
+}
+
 /// An article page whose JSON-LD declares `body` as its `articleBody`.
 fn declared_article(body: &str, dom: &str) -> String {
     format!(
