@@ -116,9 +116,9 @@ fn is_contact_field(el: &scraper::node::Element) -> bool {
             })
 }
 
-/// A button that opens a panel of the page (`aria-controls`) and reads as
-/// the panel's heading: a question of an FAQ, a heading inside. Its text is the question the
-/// panel answers; other buttons ("Menu", "Share", "Load more") say what they do, not content.
+/// A button that opens a panel of the page (`aria-controls`, `aria-expanded`) and reads as the
+/// panel's heading: a heading inside it, or a question. Its text is the question the panel
+/// answers; other buttons ("Menu", "Share", "Load more") say what they do, not content.
 fn is_disclosure_heading(button: scraper::ElementRef<'_>) -> bool {
     let el = button.value();
     if el.attr("aria-controls").is_none() && el.attr("aria-expanded").is_none() {
