@@ -69,6 +69,17 @@ pub(super) fn is_control_line(line: &str) -> bool {
         "share this post",
         "like this",
         "like loading",
+        // News pages print these between an article's paragraphs, around the ad slots and
+        // players inside it.
+        "skip advertisement",
+        "article continues below",
+        "story continues below",
+        "story continues below advertisement",
+        "article continues below advertisement",
+        "continue reading below",
+        "continue reading the main story",
+        "share full article",
+        "listen to this article",
     ];
     let label = line.trim().trim_end_matches(|c: char| {
         c.is_whitespace()
@@ -77,7 +88,7 @@ pub(super) fn is_control_line(line: &str) -> bool {
                 '.' | '…' | '»' | '›' | '>' | ':' | '\u{2190}'..='\u{21ff}'
             )
     });
-    label.len() <= 20 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
+    label.len() <= 40 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
 }
 
 /// A forum poster's statistics ("Posts: 7", "Joined: Sep 2019"), printed

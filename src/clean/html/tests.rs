@@ -106,11 +106,16 @@ fn control_labels_dropped_as_lone_lines_only() {
             "SPONSORED",
             "Permalink",
             "Continue reading…",
+            "SKIP ADVERTISEMENT",
+            "Story continues below advertisement",
+            "Article Continues Below",
+            "Share full article",
         ],
         &[
             "Read more about the harbour",
             "Loading docks",
             "Sponsored by the city",
+            "The story continues below the fold, where the council's vote is reported.",
         ],
     );
     let t = "First paragraph.\nRead more\n\nSponsored\n\nRead more books, said the author.";
