@@ -17,6 +17,10 @@ pub(super) const HINT_CONTENT: i8 = 1;
 /// The largest box around a contact field that is still a sign-up box (its heading, its
 /// plea and its small print), in non-whitespace characters; beyond it is the page around.
 const SIGNUP_BOX_CHARS: u32 = 400;
+/// Nodes a `<header>` around a heading alone may hold (the heading, its text, an anchor, a
+/// span or two); a larger one is a page's or a post's header, and the cap keeps nested
+/// headers from being walked over and over.
+const HEADING_HEADER_NODES: usize = 32;
 /// A hard-hinted element holding more of the page than this is a page
 /// wrapper with an unlucky class name, not a comments section or sidebar.
 const HARD_WRAPPER_SHARE: f32 = 0.6;
@@ -348,6 +352,7 @@ impl<'a> Page<'a> {
         let n = &self.nodes[i];
         if n.raw_chars == 0
             || n.raw_text_chars < n.raw_chars
+            || n.end as usize - i > HEADING_HEADER_NODES
             || n.el.is_none_or(|e| e.name() != "header")
         {
             return false;
