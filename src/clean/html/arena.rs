@@ -116,18 +116,17 @@ fn is_contact_field(el: &scraper::node::Element) -> bool {
             })
 }
 
-/// A button that opens a panel of the page (`aria-controls`, `aria-expanded`) and reads as the
-/// panel's heading: a heading inside it, or a question. Its text is the question the panel
-/// answers; other buttons ("Menu", "Share", "Load more") say what they do, not content.
-fn is_disclosure_heading(button: scraper::ElementRef<'_>) -> bool {
+/// A button that opens a panel of the page (`aria-controls`, `aria-expanded`) with a question
+/// on it: an FAQ's question, whose answer is the panel. Other buttons ("Menu", "Share", "Load
+/// more") say what they do, and the titles of tabs and of a feature list's panels
+/// ("Agents work smarter, not harder") are labels the references leave out.
+fn is_disclosure_question(button: scraper::ElementRef<'_>) -> bool {
     let el = button.value();
     if el.attr("aria-controls").is_none() && el.attr("aria-expanded").is_none() {
         return false;
     }
-    button
-        .descendent_elements()
-        .any(|e| is_heading_element(e.value()))
-        || button.text().collect::<String>().trim_end().ends_with('?')
+    let text: String = button.text().collect();
+    text.trim_end().ends_with(['?', '？'])
 }
 
 /// A heading by its tag, or by its role where a page builder makes one of a `<p>` or `<div>`.
@@ -281,7 +280,7 @@ impl<'a> Page<'a> {
                     let kind = match name {
                         "button"
                             if scraper::ElementRef::wrap(node)
-                                .is_some_and(is_disclosure_heading) =>
+                                .is_some_and(is_disclosure_question) =>
                         {
                             disclosures.push(page.nodes.len() as u32);
                             Some(Kind::Block)

@@ -297,7 +297,9 @@ fn faq_questions_on_disclosure_buttons_kept_when_their_answer_is_on_the_page() {
          <h3><button aria-controls='a3' aria-expanded='false'>Is the third one hidden?</button></h3>\
          <div id='a3' hidden><p>Hidden answer.</p></div>\
          <div><button aria-expanded='false'>Is there no panel at all?</button></div>\
-         <button aria-controls='m' aria-expanded='false'>Menu</button><div id='m'><p>{PARA}</p></div>"
+         <button aria-controls='m' aria-expanded='false'>Menu</button><div id='m'><p>{PARA}</p></div>\
+         <button aria-controls='t' aria-expanded='false'><h3>Agents work smarter</h3></button>\
+         <div id='t'><p>{PARA}</p></div>"
     ));
     let e = extract(&html, None);
     for kept in [
@@ -311,6 +313,7 @@ fn faq_questions_on_disclosure_buttons_kept_when_their_answer_is_on_the_page() {
         "Is the third one hidden?",
         "Is there no panel at all?",
         "Menu",
+        "Agents work smarter",
     ] {
         assert!(!e.text.contains(junk), "{junk} in {}", e.text);
     }
