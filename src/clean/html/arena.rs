@@ -119,7 +119,7 @@ fn is_contact_field(el: &scraper::node::Element) -> bool {
 /// A button that opens a panel of the page (`aria-controls`, `aria-expanded`) with a question
 /// on it: an FAQ's question, whose answer is the panel. Other buttons ("Menu", "Share", "Load
 /// more") say what they do, and the titles of tabs and of a feature list's panels
-/// ("Agents work smarter, not harder") are labels the references leave out.
+/// ("Agents work smarter, not harder") are labels of the page's layout.
 fn is_disclosure_question(button: scraper::ElementRef<'_>) -> bool {
     let el = button.value();
     if el.attr("aria-controls").is_none() && el.attr("aria-expanded").is_none() {
