@@ -129,12 +129,6 @@ fn is_disclosure_question(button: scraper::ElementRef<'_>) -> bool {
     text.trim_end().ends_with(['?', '？'])
 }
 
-/// A heading by its tag, or by its role where a page builder makes one of a `<p>` or `<div>`.
-fn is_heading_element(el: &scraper::node::Element) -> bool {
-    matches!(el.name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
-        || el.attr("role") == Some("heading")
-}
-
 /// Only markup that is hidden for good counts: content behind `display:none`
 /// is usually a collapsed tab, accordion or "read more" that the reader opens.
 fn is_hidden(el: &scraper::node::Element) -> bool {
@@ -367,8 +361,8 @@ impl<'a> Page<'a> {
         page
     }
 
-    /// A disclosure heading whose panel is not on the page (hidden, or loaded by a script
-    /// when opened) is a question with no answer: marked for removal like boilerplate.
+    /// A disclosure question whose panel is not on the page (hidden, or loaded by a script
+    /// when opened) has no answer: marked for removal like boilerplate.
     fn drop_disclosures_without_panel(&mut self, buttons: &[u32]) {
         if buttons.is_empty() {
             return;
@@ -394,9 +388,14 @@ impl<'a> Page<'a> {
     /// where a disclosure's panel sits when no `aria-controls` names it.
     fn text_follows(&self, i: u32) -> bool {
         let mut at = i as usize;
-        let parent = self.nodes[at].parent as usize;
-        if parent != 0 && self.nodes[parent].el.is_some_and(is_heading_element) {
-            at = parent;
+        let p = self.nodes[at].parent as usize;
+        // A heading by its tag, or by its role where a page builder makes one of a `<p>`.
+        let role = |el: &scraper::node::Element| el.attr("role") == Some("heading");
+        if p != 0
+            && (matches!(self.nodes[p].kind, Kind::Heading(_))
+                || self.nodes[p].el.is_some_and(role))
+        {
+            at = p;
         }
         let has_text = |n: &ANode| n.kind == Kind::Text && !n.text.trim().is_empty();
         let mut next = self.nodes[at].end as usize;
