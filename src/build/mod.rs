@@ -228,7 +228,7 @@ fn dedup_outcomes(
     signed: ingest::Signatures,
 ) -> Result<(Vec<Outcome>, Vec<StoredPair>)> {
     let docs: Vec<_> = store
-        .document_metas()?
+        .all_partners()?
         .into_iter()
         .filter(|d| !d.status.is_filtered_out())
         .collect();

@@ -1007,7 +1007,29 @@ impl Store {
     /// transaction. Kept in step row by row (a random place in each index for every document
     /// and pair), they made this step 2.5–3.1 s of the 80k dev corpus's build; 1.0–1.2 s
     /// without them, 0.86–0.93 s with the statuses written in row order too.
+    ///
+    /// The pairs' references are checked here, not by SQLite: it looked both ids of each pair
+    /// up in `documents`' id index, a third of writing the pairs (100,000 documents, 91,582
+    /// pairs), where [`write_dedup`] reads every id in row order anyway.
     pub fn record_dedup(
+        &mut self,
+        run: i64,
+        outcomes: &[Outcome],
+        pairs: &[StoredPair],
+    ) -> Result<()> {
+        self.conn
+            .pragma_update(None, "foreign_keys", "OFF")
+            .at(&self.path)?;
+        let recorded = self.record_dedup_checked(run, outcomes, pairs);
+        let restored = self
+            .conn
+            .pragma_update(None, "foreign_keys", "ON")
+            .at(&self.path);
+        recorded?;
+        restored
+    }
+
+    fn record_dedup_checked(
         &mut self,
         run: i64,
         outcomes: &[Outcome],
@@ -1306,15 +1328,37 @@ fn write_dedup(
         .map(|(i, o)| (o.id.as_str(), i))
         .collect();
     let mut by_row: Vec<(i64, &Outcome)> = Vec::with_capacity(outcomes.len());
+    // The ids the pairs name that `documents` lacks, once the scan has passed them all.
+    let mut unknown: rustc_hash::FxHashSet<&str> = pairs
+        .iter()
+        .flat_map(|p| [p.a.as_str(), p.b.as_str()])
+        .collect();
     {
         let mut rows = tx.prepare("SELECT num, id FROM documents").at(path)?;
         let mut rows = rows.query([]).at(path)?;
         while let Some(row) = rows.next().at(path)? {
             let id: String = row.get(1).at(path)?;
+            unknown.remove(id.as_str());
             if let Some(&i) = place.get(id.as_str()) {
                 by_row.push((row.get(0).at(path)?, &outcomes[i]));
             }
         }
+    }
+    if let Some(id) = unknown.iter().min() {
+        anyhow::bail!(
+            "{}: a pair names document {id}, which the store does not hold",
+            path.display()
+        );
+    }
+    let run_known: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)",
+            [run],
+            |r| r.get(0),
+        )
+        .at(path)?;
+    if !run_known && !pairs.is_empty() {
+        anyhow::bail!("{}: no run {run} to record pairs under", path.display());
     }
     by_row.sort_unstable_by_key(|(num, _)| *num);
     let mut upd = tx
@@ -1504,6 +1548,56 @@ pub(crate) mod tests {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
         assert_eq!(check, "ok");
+    }
+
+    #[test]
+    fn a_dedup_outcome_naming_a_document_not_stored_is_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        let docs = ["a", "b"].map(|id| (doc(id, "x y"), vec![]));
+        s.insert_documents(run, docs.to_vec(), None).unwrap();
+        let kept = |id: &str| Outcome {
+            id: id.into(),
+            status: Status::Kept,
+            duplicate_of: None,
+        };
+        let pair = |a: &str, b: &str| StoredPair {
+            id: 0,
+            a: a.into(),
+            b: b.into(),
+            inter: 30,
+            resemblance: 0.3,
+            cont_a_in_b: 0.95,
+            cont_b_in_a: 0.2,
+            verdict: Verdict::Contained,
+            verified: true,
+            shared: 0,
+        };
+        let err = s
+            .record_dedup(run, &[kept("a"), kept("b")], &[pair("a", "ghost")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ghost") && err.contains("c.sqlite"), "{err}");
+        let err = s
+            .record_dedup(run + 7, &[kept("a"), kept("b")], &[pair("a", "b")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("run {}", run + 7)), "{err}");
+        // Nothing of either was written, and SQLite checks references again afterwards.
+        assert!(s.pairs().unwrap().is_empty());
+        assert_eq!(
+            s.document_metas_with_status(Status::Pending).unwrap().len(),
+            2
+        );
+        let on: bool = s
+            .conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert!(on);
+        s.record_dedup(run, &[kept("a"), kept("b")], &[pair("a", "b")])
+            .unwrap();
+        assert_eq!(s.pairs().unwrap().len(), 1);
     }
 
     #[test]
