@@ -55,10 +55,10 @@ pub fn sha256_hex_many<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Stri
 ///
 /// A build hashes each text twice (its id and its [`sha256_hex`]), so how matters:
 /// - On a CPU with SHA-256 instructions of its own (x86's SHA extensions, ARM's SHA2), ring
-///   uses them and hashes one message at a time at 1.0–1.25 GB/s: twice what the vector
-///   lanes below reach on the batches a build forms (ids of the perf corpus's texts in
-///   batches of 64: 1,215 against 535–655 MB/s in one run), whose waves wait for their
-///   longest message.
+///   uses them and hashes one message at a time at about 1.2 GB/s. The vector lanes below
+///   reach two thirds of that on the ids of the reader's batches of 64 (a wave waits for its
+///   longest message, and text lengths are heavy-tailed) and as much on the texts of a
+///   prepared half batch (`examples/hash_batches.rs`).
 /// - Without them, ring's assembly manages 340 MB/s, so a batch is hashed side by side, one
 ///   message a lane of the vector unit (16 with AVX-512), sorted by length so that a wave's
 ///   messages are alike (`tape-sha256`, batches of 256: 1,300 MB/s).
