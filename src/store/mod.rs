@@ -1009,8 +1009,9 @@ impl Store {
     /// without them, 0.86–0.93 s with the statuses written in row order too.
     ///
     /// The pairs' references are checked here, not by SQLite: it looked both ids of each pair
-    /// up in `documents`' id index, a third of writing the pairs (100,000 documents, 91,582
-    /// pairs), where [`write_dedup`] reads every id in row order anyway.
+    /// up in `documents`' id index, where [`write_dedup`] reads every id in row order anyway
+    /// (100,000 documents, 91,582 pairs written in 0.35–0.55 s with SQLite's checks, 0.19–0.20 s
+    /// without).
     pub fn record_dedup(
         &mut self,
         run: i64,

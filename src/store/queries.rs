@@ -425,8 +425,8 @@ impl Store {
     }
 
     /// [`Store::partners`] of every document, in id order: what a build compares. Read for
-    /// themselves rather than from [`Store::document_metas`], whose twenty-one columns took
-    /// twice as long to read out.
+    /// themselves rather than taken from [`Store::document_metas`], which reads the twenty-one
+    /// columns of the manifest (0.26–0.33 s of a 100,000-document build).
     pub fn all_partners(&self) -> Result<Vec<StoredPartner>> {
         let mut stmt = self
             .conn
