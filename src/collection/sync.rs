@@ -13,7 +13,7 @@ use crate::store::{Status, Store};
 use crate::topic::Topic;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::path::Path;
 
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` at the end of a
@@ -97,7 +97,7 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
 /// What a sync knows of the files in `docs/`.
 enum Files<'a> {
     /// The ids of the `.txt` files, from a listing of the whole folder.
-    Listed(HashSet<String>),
+    Listed(FxHashSet<String>),
     /// Nothing listed: the folder is as the last sync left it, so only the files of the
     /// documents that changed since are looked at, one by one.
     Asked(&'a Path),
@@ -114,8 +114,8 @@ impl Files<'_> {
 
 /// The ids of the texts in `docs/`; anything else there (a temporary file a killed write
 /// left) is removed.
-fn list_docs(docs_dir: &Path) -> Result<HashSet<String>> {
-    let mut present = HashSet::new();
+fn list_docs(docs_dir: &Path) -> Result<FxHashSet<String>> {
+    let mut present = FxHashSet::default();
     for e in std::fs::read_dir(docs_dir)
         .with_context(|| format!("{}: cannot list", docs_dir.display()))?
     {
@@ -142,7 +142,7 @@ fn sync_docs(
     files: &Files<'_>,
     texts: Texts,
 ) -> Result<()> {
-    let kept: HashSet<&str> = docs
+    let kept: FxHashSet<&str> = docs
         .iter()
         .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
@@ -175,7 +175,7 @@ fn sync_docs(
     let missing: Vec<&str> = kept.iter().copied().filter(|id| !files.has(id)).collect();
     let listed = matches!(files, Files::Listed(_));
     if listed && missing.len() * SCAN_SHARE > kept.len() {
-        let want: HashSet<&str> = missing.iter().copied().collect();
+        let want: FxHashSet<&str> = missing.iter().copied().collect();
         store.each_held_text_with_status(Status::Kept, &mut |id, text| {
             if want.contains(id.as_str()) {
                 write_text(&id, &text)?;
@@ -190,7 +190,7 @@ fn sync_docs(
             }
         }
     }
-    let written: HashSet<&str> = missing.iter().copied().collect();
+    let written: FxHashSet<&str> = missing.iter().copied().collect();
     release_kept_texts(store, &written, Some(&write_text))
 }
 
@@ -253,7 +253,7 @@ pub type WriteText<'a> = &'a dyn Fn(&str, &str) -> Result<()>;
 /// `repair`, or, without it, the store keeps its copy.
 pub fn release_kept_texts(
     store: &Store,
-    written: &HashSet<&str>,
+    written: &FxHashSet<&str>,
     repair: Option<WriteText<'_>>,
 ) -> Result<()> {
     let docs_dir = store.docs_dir();
