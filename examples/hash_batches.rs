@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<()> {
         "{} texts, {:.1} MB; SHA instructions: {}; MB/s, median of 5",
         docs.len(),
         bytes as f64 / 1e6,
-        has_sha_instructions()
+        collect::store::kept::sha_instructions()
     );
     let mb_s = |run: &dyn Fn() -> u8| {
         let mut rates: Vec<f64> = (0..5)
@@ -82,15 +82,4 @@ fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn has_sha_instructions() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("sha")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }

@@ -97,7 +97,7 @@ fn sha256_many_in(messages: &[tape_sha256::Message<'_>], lanes: bool) -> Vec<[u8
 }
 
 /// Whether this CPU has the SHA-256 instructions ring uses when it finds them.
-fn sha_instructions() -> bool {
+pub fn sha_instructions() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("ssse3")

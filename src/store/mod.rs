@@ -858,17 +858,7 @@ impl Store {
         // The signatures and texts of a batch reference the document rows inserted just before
         // them in the same transaction, by the number SQLite gave: checking them against
         // `documents` only costs time.
-        self.conn
-            .pragma_update(None, "foreign_keys", "OFF")
-            .at(&self.path)?;
-        let inserted = self.insert_packed_rows(run, batch);
-        let restored = self
-            .conn
-            .pragma_update(None, "foreign_keys", "ON")
-            .at(&self.path);
-        let inserted = inserted?;
-        restored?;
-        Ok(inserted)
+        self.without_foreign_keys(|store| store.insert_packed_rows(run, batch))
     }
 
     fn insert_packed_rows(&mut self, run: i64, batch: &Packed) -> Result<Inserted> {
@@ -1018,16 +1008,24 @@ impl Store {
         outcomes: &[Outcome],
         pairs: &[StoredPair],
     ) -> Result<()> {
+        self.without_foreign_keys(|store| store.record_dedup_checked(run, outcomes, pairs))
+    }
+
+    /// Runs `write` (its own transactions) with SQLite's foreign-key checks off, for writes
+    /// whose references the caller has made sure of; they are on again afterwards, whatever
+    /// `write` gave. The setting cannot change inside a transaction, hence the closure.
+    fn without_foreign_keys<T>(&mut self, write: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.conn
             .pragma_update(None, "foreign_keys", "OFF")
             .at(&self.path)?;
-        let recorded = self.record_dedup_checked(run, outcomes, pairs);
+        let written = write(self);
         let restored = self
             .conn
             .pragma_update(None, "foreign_keys", "ON")
             .at(&self.path);
-        recorded?;
-        restored
+        let written = written?;
+        restored?;
+        Ok(written)
     }
 
     fn record_dedup_checked(
@@ -1351,15 +1349,17 @@ fn write_dedup(
             path.display()
         );
     }
-    let run_known: bool = tx
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)",
-            [run],
-            |r| r.get(0),
-        )
-        .at(path)?;
-    if !run_known && !pairs.is_empty() {
-        anyhow::bail!("{}: no run {run} to record pairs under", path.display());
+    if !pairs.is_empty() {
+        let run_known: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)",
+                [run],
+                |r| r.get(0),
+            )
+            .at(path)?;
+        if !run_known {
+            anyhow::bail!("{}: no run {run} to record pairs under", path.display());
+        }
     }
     by_row.sort_unstable_by_key(|(num, _)| *num);
     let mut upd = tx
