@@ -69,15 +69,56 @@ pub fn sample_of(text: &str, bytes: usize) -> &str {
 
 /// The language and confidence `whatlang::detect` gives the text.
 pub fn detect(text: &str) -> Option<(Lang, f64)> {
-    let profiles = match main_script(text)? {
+    let chars = Chars::of(text);
+    let profiles = match main_script_of(&chars, text)? {
         Script::Latin => &*LATIN,
         Script::Cyrillic => &*CYRILLIC,
         _ => return whatlang::detect(text).map(|i| (i.lang(), i.confidence())),
     };
     let lower = lowercase(text);
-    let alphabet = profiles.alphabets.scores(&lower);
+    // The lower-cased text's chars from the text's, without a pass over it; capital sigma's
+    // lower case depends on its neighbours.
+    let lower_chars = if text.contains('\u{03A3}') {
+        Chars::of(&lower)
+    } else {
+        chars.lowercased()
+    };
+    let alphabet = profiles.alphabets.scores_of(&lower_chars);
     let trigrams = profiles.scores(&lower);
     combine(&alphabet, &trigrams)
+}
+
+/// A text's chars as detection counts them: how often each ASCII byte occurs, and the others
+/// in order.
+struct Chars {
+    ascii: [u32; 128],
+    beyond: Vec<char>,
+}
+
+impl Chars {
+    fn of(text: &str) -> Self {
+        let mut beyond = Vec::new();
+        let ascii = ascii_histogram(text, |ch| beyond.push(ch));
+        Chars { ascii, beyond }
+    }
+
+    /// The chars of the text lower-cased a char at a time, as `str::to_lowercase` does for
+    /// every char but capital sigma.
+    fn lowercased(&self) -> Self {
+        let mut ascii = self.ascii;
+        for upper in b'A'..=b'Z' {
+            let n = std::mem::take(&mut ascii[usize::from(upper)]);
+            ascii[usize::from(upper.to_ascii_lowercase())] += n;
+        }
+        let mut beyond = Vec::with_capacity(self.beyond.len());
+        for lower in self.beyond.iter().flat_map(|ch| ch.to_lowercase()) {
+            match u8::try_from(lower).ok().filter(u8::is_ascii) {
+                Some(b) => ascii[usize::from(b)] += 1,
+                None => beyond.push(lower),
+            }
+        }
+        Chars { ascii, beyond }
+    }
 }
 
 /// `text.to_lowercase()`, which is what whatlang's `LowercaseText` calls, with the runs of
@@ -114,14 +155,23 @@ fn lowercase(text: &str) -> String {
 /// outnumber all other letters together, no script can tie them and the answer is theirs
 /// whatever whatlang's order. Any other text goes to whatlang. The ranges are whatlang's, and
 /// no other script of its list claims a char in them.
+#[cfg(test)]
 fn main_script(text: &str) -> Option<Script> {
+    main_script_of(&Chars::of(text), text)
+}
+
+/// [`main_script`] of the text whose chars are `chars`.
+fn main_script_of(chars: &Chars, text: &str) -> Option<Script> {
     let (mut cyrillic, mut other) = (0usize, 0usize);
     let mut latin_beyond_ascii = 0usize;
-    let ascii = ascii_histogram(text, |ch| match ch as u32 {
-        0x80..=0x2AF => latin_beyond_ascii += 1,
-        0x400..=0x484 | 0x487..=0x52F => cyrillic += 1,
-        _ => other += 1,
-    });
+    for &ch in &chars.beyond {
+        match ch as u32 {
+            0x80..=0x2AF => latin_beyond_ascii += 1,
+            0x400..=0x484 | 0x487..=0x52F => cyrillic += 1,
+            _ => other += 1,
+        }
+    }
+    let ascii = &chars.ascii;
     let letters = |range: std::ops::RangeInclusive<u8>| -> usize {
         range.map(|b| ascii[b as usize] as usize).sum()
     };
@@ -143,14 +193,20 @@ const MAX_TRIGRAM_DISTANCE: u32 = 300;
 /// The text trigrams ranked (whatlang keeps twice the distance).
 const TEXT_TRIGRAMS: usize = 600;
 
+/// Room for every language by its number (`Lang as usize`; whatlang 0.16 has 70).
+const LANG_SLOTS: usize = 128;
+
+/// Room for a script's languages (whatlang's Latin script has 36).
+const MAX_LANGS: usize = 64;
+
 /// One script's profiles, indexed by trigram.
 struct Profiles {
     langs: Vec<Lang>,
     /// Each trigram's (language, rank in that language's profile) entries: of a trigram of
     /// spaces and a–z, those in `coded_entries` from its table slot's start to the next
-    /// slot's (no hash to compute for nearly every trigram of a Latin text); of any other,
-    /// those in `index`.
-    coded_starts: Vec<u32>,
+    /// slot's (no hash to compute for nearly every trigram of a Latin text; starts in 16 bits,
+    /// so that the table is half as much for the cache); of any other, those in `index`.
+    coded_starts: Vec<u16>,
     coded_entries: Vec<(u16, u16)>,
     index: FxHashMap<u64, Vec<(u16, u16)>>,
     /// The profile lengths: a language's distance starts from one full miss per trigram.
@@ -269,17 +325,22 @@ impl Alphabets {
         }
     }
 
+    #[cfg(test)]
     fn scores(&self, lower: &str) -> AlphabetScores {
+        self.scores_of(&Chars::of(lower))
+    }
+
+    /// The scores of the lower-cased text whose chars are `lower`.
+    fn scores_of(&self, lower: &Chars) -> AlphabetScores {
         let mut seen = vec![0usize; self.chars.len()];
-        let mut count = 0usize;
-        let ascii = ascii_histogram(lower, |ch| {
-            // No char beyond ASCII is a stop char.
-            count += 1;
+        // No char beyond ASCII is a stop char.
+        let mut count = lower.beyond.len();
+        for &ch in &lower.beyond {
             if let Some(at) = self.position(ch) {
                 seen[at] += 1;
             }
-        });
-        for (b, &n) in ascii.iter().enumerate() {
+        }
+        for (b, &n) in lower.ascii.iter().enumerate() {
             if n == 0 || is_stop_char(b as u8 as char) {
                 continue;
             }
@@ -322,23 +383,26 @@ impl Alphabets {
     }
 }
 
-/// Trigrams of spaces and the letters a–z are counted in a table ([`CODED`] slots, one per
-/// such trigram) rather than a hash map: they are nearly all of a Latin text's.
+/// Trigrams of spaces and the letters a–z: nearly all of a Latin text's. They are counted in
+/// a table rather than a hash map, each in the slot of its three codes in five bits each
+/// ([`TABLE_SLOTS`]), and the profiles' entries of each are found by its index among the
+/// [`CODED`] such trigrams ([`profile_slot`]).
 const CODED: usize = 27 * 27 * 27;
 
 /// A char without a code in the table: all its bits set, so that or-ing three codes tells
 /// whether any lacks one.
 const NO_CODE: u8 = 0xFF;
 
-/// Each ASCII byte's code in the table as whatlang reads it: stop chars are spaces (0), a–z are
-/// 1–26; DEL has none (and upper case does not occur in lower-cased text, nor in its table).
-const ASCII_CODES: [u8; 128] = {
-    let mut codes = [0u8; 128];
+/// Each byte's code in the table as whatlang reads it: stop chars are spaces (0), a–z are 1–26;
+/// DEL has none (and upper case does not occur in lower-cased text, nor in its table), nor has
+/// any byte of a char beyond ASCII.
+const CODES: [u8; 256] = {
+    let mut codes = [0u8; 256];
     let mut b = 0;
-    while b < 128 {
+    while b < 256 {
         codes[b] = match b as u8 {
             b'a'..=b'z' => b as u8 - b'a' + 1,
-            0x41..=0x5A | 0x7F => NO_CODE,
+            0x41..=0x5A | 0x7F..=0xFF => NO_CODE,
             _ => 0,
         };
         b += 1;
@@ -354,122 +418,226 @@ fn decode(code: usize) -> char {
     }
 }
 
+/// Slots of a thread's trigram table: three codes of five bits. A text's next slot is the last
+/// one shifted by a code, and a slot masked to the table needs no bounds check.
+const TABLE_SLOTS: usize = 1 << 15;
+
 /// A thread's trigram table, left all zero between texts (only the touched slots are reset).
+/// Counts in 16 bits, so that it takes less of the cache ([`SHORT_TEXT`]).
 struct TrigramTable {
-    counts: Box<[u32; CODED + 1]>,
-    /// The slots counted since the last reset, the first `touched_len` of them.
-    touched: Box<[u16; CODED + 1]>,
-    touched_len: usize,
+    counts: Box<[u16; TABLE_SLOTS]>,
+    /// Room for the list of slots a text touches.
+    touched: Box<[u16; TABLE_SLOTS]>,
 }
 
 thread_local! {
     static TRIGRAM_TABLE: std::cell::RefCell<TrigramTable> = std::cell::RefCell::new(TrigramTable {
-        counts: Box::new([0; CODED + 1]),
-        touched: Box::new([0; CODED + 1]),
-        touched_len: 0,
+        counts: Box::new([0; TABLE_SLOTS]),
+        touched: Box::new([0; TABLE_SLOTS]),
     });
 }
 
-/// The text's trigrams as whatlang counts them (punctuation as spaces, a space before the
-/// text and after it, no trigram with a space in the middle beside another space), each with
-/// its count above it in one number, so that ranking compares numbers.
-fn count_trigrams(lower: &str) -> CountKeys {
+/// Texts shorter than this many bytes have every trigram count in 16 bits (a count is below
+/// the number of chars plus two); longer ones count in a hash map.
+const SHORT_TEXT: usize = u16::MAX as usize - 2;
+
+/// Counts of a text's table trigrams.
+trait SlotCounts {
+    fn count(&mut self, slot: usize);
+    /// The trigrams whatlang counts, as `count << 16 | slot` keys in ascending order.
+    fn ordered(self) -> Vec<u64>;
+}
+
+/// One short text's counting into the thread's table, each slot it touches listed once; the
+/// count of listed slots is a local, kept in a register through the loop.
+struct Tally<'a> {
+    counts: &'a mut [u16; TABLE_SLOTS],
+    touched: &'a mut [u16; TABLE_SLOTS],
+    touched_len: usize,
+}
+
+/// A long text's counts.
+#[derive(Default)]
+struct LongTally(FxHashMap<u16, u32>);
+
+impl SlotCounts for LongTally {
+    fn count(&mut self, slot: usize) {
+        *self.0.entry((slot % TABLE_SLOTS) as u16).or_insert(0) += 1;
+    }
+
+    fn ordered(self) -> Vec<u64> {
+        let mut keys: Vec<u64> = self
+            .0
+            .into_iter()
+            .filter(|&(slot, _)| !whatlang_skips(slot))
+            .map(|(slot, n)| u64::from(n) << 16 | u64::from(slot))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+}
+
+/// A text's trigrams as whatlang counts them (punctuation as spaces, a space before the text
+/// and after it, no trigram with a space in the middle beside another space).
+struct Counted {
+    /// Trigrams of the table, as `count << 16 | slot`, ascending: table slots order as their
+    /// trigrams do, so this is the order of (count, trigram).
+    coded: Vec<u64>,
+    /// The other trigrams, each with its count above it in one number.
+    other: CountKeys,
+}
+
+impl Counted {
+    fn empty() -> Self {
+        Counted {
+            coded: Vec::new(),
+            other: CountKeys::Narrow(Vec::new()),
+        }
+    }
+}
+
+fn count_trigrams(lower: &str) -> Counted {
     if lower.is_empty() {
-        return CountKeys::Narrow(Vec::new());
+        return Counted::empty();
+    }
+    if lower.len() >= SHORT_TEXT {
+        return count_with(lower, LongTally::default());
     }
     TRIGRAM_TABLE.with_borrow_mut(|table| {
-        // A trigram whatlang skips is counted in the last slot, which starts at 1 so that it
-        // is never listed as touched: no branch decides it.
-        table.counts[CODED] = 1;
-        let mut other: FxHashMap<u64, u32> = FxHashMap::default();
-        let bytes = lower.as_bytes();
-        // The first char is only `c2`: the text starts after a space.
-        let (mut c1, mut k1) = (' ', 0u8);
-        let (mut c2, mut k2, mut at) = match lower.chars().next() {
-            Some(ch) if ch.is_ascii() => {
-                let k = ASCII_CODES[ch as usize];
-                (if k == 0 { ' ' } else { ch }, k, 1)
-            }
-            Some(ch) => (ch, NO_CODE, ch.len_utf8()),
-            None => return CountKeys::Narrow(Vec::new()),
+        let tally = Tally {
+            counts: &mut table.counts,
+            touched: &mut table.touched,
+            touched_len: 0,
         };
-        loop {
-            // The bulk of a Latin text: ASCII bytes with codes after two chars with codes,
-            // counted straight into the table without decoding a char.
-            if (k1 | k2) != NO_CODE {
-                while let Some(&b) = bytes.get(at) {
-                    let k3 = if b < 0x80 {
-                        ASCII_CODES[b as usize]
-                    } else {
-                        NO_CODE
-                    };
-                    if k3 == NO_CODE {
-                        break;
-                    }
-                    at += 1;
-                    table.count(coded_slot(k1, k2, k3));
-                    (k1, k2) = (k2, k3);
+        count_with(lower, tally)
+    })
+}
+
+fn count_with(lower: &str, mut tally: impl SlotCounts) -> Counted {
+    // Trigrams whatlang skips are counted too, without a branch, and left out once counted.
+    let mut other: FxHashMap<u64, u32> = FxHashMap::default();
+    let bytes = lower.as_bytes();
+    // The first char is only `c2`: the text starts after a space.
+    let (mut c1, mut k1) = (' ', 0u8);
+    let (mut c2, mut k2, mut at) = match lower.chars().next() {
+        Some(ch) if ch.is_ascii() => {
+            let k = CODES[ch as usize];
+            (if k == 0 { ' ' } else { ch }, k, 1)
+        }
+        Some(ch) => (ch, NO_CODE, ch.len_utf8()),
+        None => return Counted::empty(),
+    };
+    loop {
+        // The bulk of a Latin text: ASCII bytes with codes after two chars with codes,
+        // counted straight into the table without decoding a char.
+        if (k1 | k2) != NO_CODE {
+            let mut slot = table_slot(0, k1, k2);
+            while let Some(&b) = bytes.get(at) {
+                let k3 = CODES[usize::from(b)];
+                if k3 == NO_CODE {
+                    break;
                 }
-                (c1, c2) = (decode(k1 as usize), decode(k2 as usize));
+                at += 1;
+                slot = (slot << 5 | usize::from(k3)) % TABLE_SLOTS;
+                tally.count(slot);
             }
-            let (c3, k3) = match bytes.get(at) {
-                Some(&b) if b < 0x80 => {
-                    at += 1;
-                    let k = ASCII_CODES[b as usize];
-                    (if k == 0 { ' ' } else { b as char }, k)
-                }
-                Some(_) => match lower[at..].chars().next() {
-                    Some(ch) => {
-                        at += ch.len_utf8();
-                        (ch, NO_CODE)
-                    }
-                    None => break,
-                },
-                // The text ends with a space.
-                None if at == bytes.len() => {
-                    at += 1;
-                    (' ', 0)
+            (k1, k2) = ((slot >> 5 & 31) as u8, (slot & 31) as u8);
+            (c1, c2) = (decode(k1 as usize), decode(k2 as usize));
+        }
+        let (c3, k3) = match bytes.get(at) {
+            Some(&b) if b < 0x80 => {
+                at += 1;
+                let k = CODES[b as usize];
+                (if k == 0 { ' ' } else { b as char }, k)
+            }
+            Some(_) => match lower[at..].chars().next() {
+                Some(ch) => {
+                    at += ch.len_utf8();
+                    (ch, NO_CODE)
                 }
                 None => break,
-            };
-            if (k1 | k2 | k3) == NO_CODE {
-                let skipped = c2 == ' ' && (c1 == ' ' || c3 == ' ');
-                if !skipped {
-                    *other.entry(trigram(c1, c2, c3)).or_insert(0) += 1;
-                }
-            } else {
-                table.count(coded_slot(k1, k2, k3));
+            },
+            // The text ends with a space.
+            None if at == bytes.len() => {
+                at += 1;
+                (' ', 0)
             }
-            (c1, c2, k1, k2) = (c2, c3, k2, k3);
-        }
-        let touched = std::mem::take(&mut table.touched_len);
-        let coded = table.touched[..touched].iter().map(|&slot| {
-            let slot = slot as usize;
-            let n = std::mem::take(&mut table.counts[slot]);
-            let chars = [slot / 729, slot / 27 % 27, slot % 27].map(|k| decode(k) as u64);
-            (u64::from(n), chars)
-        });
-        // No count passes the number of chars, and the coded chars are ASCII: the other
-        // trigrams decide, each narrowed once (most of a Cyrillic text's are other).
-        let narrow_other: Option<Vec<u64>> = if lower.len() < NARROW_COUNT {
-            other
-                .iter()
-                .map(|(&t, &n)| Some(u64::from(n) << 48 | narrow_trigram(t)?))
-                .collect()
-        } else {
-            None
+            None => break,
         };
-        if let Some(mut keys) = narrow_other {
-            keys.reserve(touched);
-            keys.extend(coded.map(|(n, chars)| n << 48 | narrow_of(chars)));
-            CountKeys::Narrow(keys)
+        if (k1 | k2 | k3) == NO_CODE {
+            let skipped = c2 == ' ' && (c1 == ' ' || c3 == ' ');
+            if !skipped {
+                *other.entry(trigram(c1, c2, c3)).or_insert(0) += 1;
+            }
         } else {
-            let wide = |n: u64, t: u64| u128::from(n) << 64 | u128::from(t);
-            let mut keys: Vec<u128> = coded.map(|(n, chars)| wide(n, wide_of(chars))).collect();
-            keys.extend(other.into_iter().map(|(t, n)| wide(u64::from(n), t)));
-            CountKeys::Wide(keys)
+            tally.count(table_slot(k1, k2, k3));
         }
-    })
+        (c1, c2, k1, k2) = (c2, c3, k2, k3);
+    }
+    let coded = tally.ordered();
+    // No count passes the number of chars: the other trigrams decide, each narrowed once
+    // (most of a Cyrillic text's are other).
+    let narrow_other: Option<Vec<u64>> = if lower.len() < NARROW_COUNT {
+        other
+            .iter()
+            .map(|(&t, &n)| Some(u64::from(n) << 48 | narrow_trigram(t)?))
+            .collect()
+    } else {
+        None
+    };
+    let other = match narrow_other {
+        Some(keys) => CountKeys::Narrow(keys),
+        None => CountKeys::Wide(
+            other
+                .into_iter()
+                .map(|(t, n)| u128::from(n) << 64 | u128::from(t))
+                .collect(),
+        ),
+    };
+    Counted { coded, other }
+}
+
+/// The table's `slots` as `count << 16 | slot` keys in ascending order, by counting sorts:
+/// by slot (a byte at a time), then stably by count. A comparison sort of the keys was a fifth
+/// of detection; nearly every count of a text is small.
+fn order_by_count(slots: &[u16], counts: &[u16]) -> Vec<u64> {
+    let key = |slot: u16| u64::from(counts[slot as usize]) << 16 | u64::from(slot);
+    let slots: Vec<u16> = slots
+        .iter()
+        .copied()
+        .filter(|&slot| !whatlang_skips(slot))
+        .collect();
+    let most = slots.iter().map(|&s| counts[s as usize]).max().unwrap_or(0) as usize;
+    if most > 4 * slots.len() + 256 {
+        // A long text of few trigrams: its counts would need more buckets than it has slots.
+        let mut keys: Vec<u64> = slots.iter().map(|&s| key(s)).collect();
+        keys.sort_unstable();
+        return keys;
+    }
+    let mut b = vec![0u16; slots.len()];
+    let mut a = slots;
+    counting_pass(&a, &mut b, 256, |s| usize::from(s & 0xFF));
+    counting_pass(&b, &mut a, TABLE_SLOTS >> 8, |s| usize::from(s >> 8));
+    counting_pass(&a, &mut b, most + 1, |s| counts[s as usize] as usize);
+    b.into_iter().map(key).collect()
+}
+
+/// One stable counting sort of `from` into `to` by `bucket` (below `buckets`).
+fn counting_pass(from: &[u16], to: &mut [u16], buckets: usize, bucket: impl Fn(u16) -> usize) {
+    let mut starts = vec![0usize; buckets];
+    for &x in from {
+        starts[bucket(x)] += 1;
+    }
+    // The running sum in a register: each bucket's start is the count of those before it.
+    let mut before = 0;
+    for start in &mut starts {
+        (*start, before) = (before, before + *start);
+    }
+    for &x in from {
+        let at = &mut starts[bucket(x)];
+        to[*at] = x;
+        *at += 1;
+    }
 }
 
 /// A text's trigrams with their counts, each as one number that orders as (count, trigram):
@@ -502,33 +670,93 @@ fn wide_trigram(key: u64) -> u64 {
     wide_of([key >> 32 & CHAR, key >> 16 & CHAR, key & CHAR])
 }
 
-/// The trigrams of the `TEXT_TRIGRAMS` highest count keys, highest first (`trigram_of` reads a
-/// key's trigram).
-fn top_trigrams<K: Ord + Copy>(mut keys: Vec<K>, trigram_of: impl Fn(K) -> u64) -> Vec<u64> {
-    // No two keys are equal, so only the top ones need sorting: ascending, then read back.
+/// The `TEXT_TRIGRAMS` highest count keys as (count, [`trigram`]), ascending (`split` reads a
+/// key's two).
+fn top_keys<K: Ord + Copy>(mut keys: Vec<K>, split: impl Fn(K) -> (u64, u64)) -> Vec<(u64, u64)> {
+    // No two keys are equal, so only the top ones need sorting.
     if keys.len() > TEXT_TRIGRAMS {
         let cut = keys.len() - TEXT_TRIGRAMS;
         keys.select_nth_unstable(cut);
         keys.drain(..cut);
     }
     keys.sort_unstable();
-    keys.into_iter().rev().map(trigram_of).collect()
+    keys.into_iter().map(split).collect()
 }
 
-/// The table slot of a trigram of three coded chars: [`CODED`] for one whatlang skips (a
-/// space in the middle beside another space).
-#[inline(always)]
-fn coded_slot(k1: u8, k2: u8, k3: u8) -> usize {
-    if k2 == 0 && (k1 == 0 || k3 == 0) {
-        CODED
-    } else {
-        (k1 as usize * 27 + k2 as usize) * 27 + k3 as usize
+/// A trigram of the text's ranking: a table slot, or the [`trigram`] of one with other chars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ranked {
+    Slot(u16),
+    Other(u64),
+}
+
+/// The text's `TEXT_TRIGRAMS` trigrams ranked as whatlang ranks them: by count, then by
+/// trigram, both descending. The table's and the others come each in order already, so the
+/// ranking is their merge.
+fn ranked_trigrams(counted: Counted) -> Vec<Ranked> {
+    let other = match counted.other {
+        CountKeys::Narrow(keys) => top_keys(keys, |k| (k >> 48, wide_trigram(k))),
+        CountKeys::Wide(keys) => top_keys(keys, |k| ((k >> 64) as u64, k as u64)),
+    };
+    let coded = counted.coded;
+    let mut ranked = Vec::with_capacity(TEXT_TRIGRAMS.min(coded.len() + other.len()));
+    let (mut i, mut j) = (coded.len(), other.len());
+    while ranked.len() < TEXT_TRIGRAMS && i + j > 0 {
+        let coded_first = match (i, j) {
+            (0, _) => false,
+            (_, 0) => true,
+            _ => {
+                let (key, (count, trigram)) = (coded[i - 1], other[j - 1]);
+                // The trigram is read only to break a tie.
+                match (key >> 16).cmp(&count) {
+                    std::cmp::Ordering::Equal => slot_trigram((key & 0xFFFF) as usize) > trigram,
+                    unequal => unequal.is_gt(),
+                }
+            }
+        };
+        if coded_first {
+            i -= 1;
+            ranked.push(Ranked::Slot((coded[i] & 0xFFFF) as u16));
+        } else {
+            j -= 1;
+            ranked.push(Ranked::Other(other[j].1));
+        }
     }
+    ranked
 }
 
-/// The table slot of a trigram of spaces and a–z ([`trigram`]'s number), if it is one.
+/// The three codes of a table slot.
+fn codes_of(slot: usize) -> [usize; 3] {
+    [slot >> 10 & 31, slot >> 5 & 31, slot & 31]
+}
+
+/// The [`trigram`] of a table slot.
+fn slot_trigram(slot: usize) -> u64 {
+    wide_of(codes_of(slot).map(|k| decode(k) as u64))
+}
+
+/// The table slot of three coded chars.
 #[inline(always)]
-fn table_slot(trigram: u64) -> Option<usize> {
+fn table_slot(k1: u8, k2: u8, k3: u8) -> usize {
+    (usize::from(k1) << 10 | usize::from(k2) << 5 | usize::from(k3)) % TABLE_SLOTS
+}
+
+/// Whether whatlang leaves out the trigram of a table slot: a space in the middle beside
+/// another space.
+fn whatlang_skips(slot: u16) -> bool {
+    let [a, b, c] = codes_of(usize::from(slot));
+    b == 0 && (a == 0 || c == 0)
+}
+
+/// The index among the [`CODED`] trigrams of a table slot.
+fn profile_slot(slot: usize) -> usize {
+    let [a, b, c] = codes_of(slot);
+    (a * 27 + b) * 27 + c
+}
+
+/// The index among the [`CODED`] trigrams of a trigram of spaces and a–z ([`trigram`]'s
+/// number), if it is one.
+fn profile_slot_of(trigram: u64) -> Option<usize> {
     const CHAR: u64 = (1 << 21) - 1;
     let code = |ch: u64| match ch {
         0x20 => Some(0),
@@ -543,14 +771,24 @@ fn table_slot(trigram: u64) -> Option<usize> {
     Some((a * 27 + b) * 27 + c)
 }
 
-impl TrigramTable {
+impl SlotCounts for Tally<'_> {
     #[inline(always)]
     fn count(&mut self, slot: usize) {
         // Without a branch: whether a slot is new is a coin toss the predictor loses.
+        let slot = slot % TABLE_SLOTS;
         let n = self.counts[slot];
-        self.touched[self.touched_len] = slot as u16;
+        self.touched[self.touched_len % TABLE_SLOTS] = slot as u16;
         self.touched_len += usize::from(n == 0);
         self.counts[slot] = n + 1;
+    }
+
+    fn ordered(self) -> Vec<u64> {
+        let slots = &self.touched[..self.touched_len];
+        let keys = order_by_count(slots, &self.counts[..]);
+        for &slot in slots {
+            self.counts[slot as usize] = 0;
+        }
+        keys
     }
 }
 
@@ -569,7 +807,7 @@ impl Profiles {
             lengths.push((chars.len() / 3) as u32);
         }
         let mut coded: Vec<Vec<(u16, u16)>> = vec![Vec::new(); CODED];
-        index.retain(|&t, entries| match table_slot(t) {
+        index.retain(|&t, entries| match profile_slot_of(t) {
             Some(slot) => {
                 coded[slot] = std::mem::take(entries);
                 false
@@ -579,10 +817,10 @@ impl Profiles {
         let mut coded_starts = Vec::with_capacity(CODED + 1);
         let mut coded_entries = Vec::new();
         for entries in coded {
-            coded_starts.push(coded_entries.len() as u32);
+            coded_starts.push(coded_entries.len() as u16);
             coded_entries.extend(entries);
         }
-        coded_starts.push(coded_entries.len() as u32);
+        coded_starts.push(coded_entries.len() as u16);
         Profiles {
             langs: list.iter().map(|(l, _)| *l).collect(),
             coded_starts,
@@ -596,29 +834,24 @@ impl Profiles {
     /// whatlang's trigram scores of the text: languages by distance, nearest first, with the
     /// count of distinct trigrams in the text.
     fn scores(&self, lower: &str) -> (Vec<(Lang, f64)>, usize) {
-        // Ranked by count, then by trigram, both descending, as whatlang ranks them.
-        let ranked = match count_trigrams(lower) {
-            CountKeys::Narrow(keys) => top_trigrams(keys, wide_trigram),
-            CountKeys::Wide(keys) => top_trigrams(keys, |k| k as u64),
-        };
+        let ranked = ranked_trigrams(count_trigrams(lower));
         let count = ranked.len() as u32;
         // A language's distance is the sum over its profile of |text rank − profile rank|, or
         // MAX for a trigram the text lacks: the full-miss total less what each match saves.
         // A match ranked far down the text "saves" less than nothing: its distance can pass MAX.
-        let mut saved = vec![0i64; self.langs.len()];
-        for (rank, &key) in ranked.iter().enumerate() {
-            let entries = match table_slot(key) {
-                Some(slot) => {
+        let mut saved = [0i64; MAX_LANGS];
+        for (rank, &trigram) in ranked.iter().enumerate() {
+            let entries = match trigram {
+                Ranked::Slot(slot) => {
+                    let slot = profile_slot(usize::from(slot));
                     let (from, to) = (self.coded_starts[slot], self.coded_starts[slot + 1]);
-                    Some(&self.coded_entries[from as usize..to as usize])
+                    &self.coded_entries[from as usize..to as usize]
                 }
-                None => self.index.get(&key).map(Vec::as_slice),
+                Ranked::Other(t) => self.index.get(&t).map_or(&[][..], Vec::as_slice),
             };
-            if let Some(entries) = entries {
-                for &(l, profile_rank) in entries {
-                    let off = (rank as i64 - profile_rank as i64).abs();
-                    saved[l as usize] += MAX_TRIGRAM_DISTANCE as i64 - off;
-                }
+            for &(l, profile_rank) in entries {
+                let off = (rank as i64 - profile_rank as i64).abs();
+                saved[l as usize % MAX_LANGS] += MAX_TRIGRAM_DISTANCE as i64 - off;
             }
         }
         let max_total = (MAX_TRIGRAM_DISTANCE * MAX_TRIGRAM_DISTANCE) as i64;
@@ -650,23 +883,32 @@ impl Profiles {
 fn combine(alphabet: &AlphabetScores, trigrams: &(Vec<(Lang, f64)>, usize)) -> Option<(Lang, f64)> {
     let (trigram_scores, trigram_count) = trigrams;
     let mut langs: Vec<Lang> = alphabet.scores.iter().map(|x| x.0).collect();
-    for (lang, _) in trigram_scores {
-        if !langs.contains(lang) {
-            langs.push(*lang);
+    let mut listed = [false; LANG_SLOTS];
+    for &lang in &langs {
+        listed[lang as usize % LANG_SLOTS] = true;
+    }
+    for &(lang, _) in trigram_scores {
+        if !std::mem::replace(&mut listed[lang as usize % LANG_SLOTS], true) {
+            langs.push(lang);
         }
     }
     // The longer the text, the less its alphabet weighs.
     let alphabet_weight =
         (-(alphabet.count as f64 / 300.0) + 2.0 / 3.0).clamp(1.0 / 3.0, 2.0 / 3.0);
     let trigram_weight = 1.0 - alphabet_weight;
-    let score_in = |scores: &[(Lang, f64)], lang: Lang| {
-        scores.iter().find(|(l, _)| *l == lang).map_or(0.0, |x| x.1)
-    };
+    // Each language's scores by its number (whatlang searches each list for each language;
+    // a language is in each list once).
+    let mut by_lang = [(0.0, 0.0); LANG_SLOTS];
+    for &(lang, a) in &alphabet.scores {
+        by_lang[lang as usize % LANG_SLOTS].0 = a;
+    }
+    for &(lang, t) in trigram_scores {
+        by_lang[lang as usize % LANG_SLOTS].1 = t;
+    }
     let mut scores: Vec<(Lang, f64)> = langs
         .into_iter()
         .map(|lang| {
-            let a = score_in(&alphabet.scores, lang);
-            let t = score_in(trigram_scores, lang);
+            let (a, t) = by_lang[lang as usize % LANG_SLOTS];
             (lang, a * alphabet_weight + t * trigram_weight)
         })
         .collect();
@@ -734,6 +976,36 @@ mod tests {
             assert_eq!(lowercase(&text), text.to_lowercase(), "{text:?}");
         }
         assert_eq!(lowercase(""), "");
+    }
+
+    #[test]
+    fn the_chars_of_a_text_lower_cased_are_those_of_its_lower_case() {
+        let mut rng = Rng(11);
+        // Capitals of three scripts, the Kelvin sign (its lower case is ASCII), İ (two chars).
+        let pieces = [
+            "The ",
+            "DOG",
+            "\u{00C9}t\u{00C9}",
+            "\u{0416}\u{0401}ж",
+            "\u{0130}",
+            "\u{212A}",
+            "\u{201C}",
+            "\u{039F}",
+            " ",
+            "x",
+            "ABC123",
+        ];
+        for _ in 0..2000 {
+            let text: String = (0..rng.below(12))
+                .map(|_| pieces[rng.below(pieces.len())])
+                .collect();
+            let (ours, std) = (
+                Chars::of(&text).lowercased(),
+                Chars::of(&text.to_lowercase()),
+            );
+            assert_eq!(ours.ascii, std.ascii, "{text:?}");
+            assert_eq!(ours.beyond, std.beyond, "{text:?}");
+        }
     }
 
     #[test]
@@ -833,7 +1105,7 @@ mod tests {
         let long = text_of(english, 2 * NARROW_COUNT, &mut rng);
         for text in [emoji, long] {
             assert!(matches!(
-                count_trigrams(&lowercase(&text)),
+                count_trigrams(&lowercase(&text)).other,
                 CountKeys::Wide(_)
             ));
             let start: String = text.chars().take(80).collect();
@@ -841,7 +1113,7 @@ mod tests {
         }
         let short = text_of(english, 300, &mut rng);
         assert!(matches!(
-            count_trigrams(&lowercase(&short)),
+            count_trigrams(&lowercase(&short)).other,
             CountKeys::Narrow(_)
         ));
     }
@@ -938,6 +1210,16 @@ mod tests {
                 assert_eq!(ours.count, theirs.count, "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn every_script_has_room_for_its_languages_scores() {
+        for (list, profiles) in [(profiles::LATIN, &*LATIN), (profiles::CYRILLIC, &*CYRILLIC)] {
+            assert!(list.len() <= MAX_LANGS, "{} languages", list.len());
+            assert_eq!(profiles.langs.len(), list.len());
+            assert!(profiles.coded_entries.len() <= usize::from(u16::MAX));
+        }
+        assert!(Lang::all().iter().all(|&l| (l as usize) < LANG_SLOTS));
     }
 
     #[test]
