@@ -496,6 +496,8 @@ impl Counted {
     }
 }
 
+/// The trigrams of a lower-cased text: a short text's table trigrams in the thread's table, a
+/// long one's in a map.
 fn count_trigrams(lower: &str) -> Counted {
     if lower.is_empty() {
         return Counted::empty();
@@ -513,6 +515,7 @@ fn count_trigrams(lower: &str) -> Counted {
     })
 }
 
+/// [`count_trigrams`] with the table trigrams counted in `tally`.
 fn count_with(lower: &str, mut tally: impl SlotCounts) -> Counted {
     // Trigrams whatlang skips are counted too, without a branch, and left out once counted.
     let mut other: FxHashMap<u64, u32> = FxHashMap::default();
@@ -684,7 +687,7 @@ fn top_keys<K: Ord + Copy>(mut keys: Vec<K>, split: impl Fn(K) -> (u64, u64)) ->
 }
 
 /// A trigram of the text's ranking: a table slot, or the [`trigram`] of one with other chars.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Ranked {
     Slot(u16),
     Other(u64),
