@@ -77,8 +77,9 @@ pub fn detect(text: &str) -> Option<(Lang, f64)> {
     };
     let lower = lowercase(text);
     // The lower-cased text's chars from the text's, without a pass over it; capital sigma's
-    // lower case depends on its neighbours.
-    let lower_chars = if text.contains('\u{03A3}') {
+    // lower case depends on its neighbours (it is among the few chars beyond ASCII, which
+    // are searched instead of the text).
+    let lower_chars = if chars.beyond.contains(&'\u{03A3}') {
         Chars::of(&lower)
     } else {
         chars.lowercased()
