@@ -11,12 +11,11 @@ pub fn pause(stage: &str) {
     }
 }
 
-/// `COLLECT_TEST_BATCH`, when set: tests shrink batches to interrupt between two of them on
-/// small inputs.
-pub fn batch_size(default: usize) -> usize {
+/// `COLLECT_TEST_BATCH`, when set: tests shrink batches to one size, to interrupt between two
+/// of them on small inputs.
+pub fn batch_size() -> Option<usize> {
     std::env::var("COLLECT_TEST_BATCH")
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|&n| n > 0)
-        .unwrap_or(default)
 }

@@ -23,7 +23,7 @@ use crate::store::kept::{TextRow, READ_CHUNK};
 use crate::store::{Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
-use ingest::{Ingest, Preparer, BATCH};
+use ingest::{Ingest, Preparer};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -141,7 +141,7 @@ fn build_in(
             run,
             preparer: Preparer::of(topic, &stop, detector.as_ref()),
             progress: &progress,
-            batch: crate::testhooks::batch_size(BATCH),
+            batch: ingest::Batches::growing(),
             after_batch: &mut || {
                 if std::mem::take(&mut first_batch) {
                     crate::testhooks::pause("build-batch");

@@ -6,7 +6,7 @@
 //! review queue. Newcomers are stored as `pending` in batches, and only one final transaction
 //! settles them, so a run killed anywhere and rerun settles exactly the same set.
 
-use super::ingest::{self, Ingest, Preparer, BATCH};
+use super::ingest::{self, Ingest, Preparer};
 use super::{candidate, default_out_dir, detector_of, settle};
 use crate::canon::StopWords;
 use crate::collection;
@@ -125,7 +125,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
             run,
             preparer: Preparer::of(topic, &stop, detector.as_ref()),
             progress: &progress,
-            batch: testhooks::batch_size(BATCH),
+            batch: ingest::Batches::growing(),
             after_batch: &mut || {
                 if std::mem::take(&mut first_batch) {
                     testhooks::pause("read-batch");
