@@ -578,7 +578,7 @@ fn acquire_web(
 /// The batch a line is filling: how many documents it takes, and the bytes of text it holds.
 #[derive(Debug)]
 struct Filling {
-    batches: Batches,
+    most: usize,
     size: usize,
     bytes: usize,
 }
@@ -586,7 +586,7 @@ struct Filling {
 impl Filling {
     fn new(batches: Batches) -> Filling {
         Filling {
-            batches,
+            most: batches.most,
             size: batches.first,
             bytes: 0,
         }
@@ -601,7 +601,7 @@ impl Filling {
     /// The batch went on: the next one starts empty and takes twice as many, up to the most.
     fn sent(&mut self) {
         self.bytes = 0;
-        self.size = self.size.saturating_mul(2).min(self.batches.most);
+        self.size = self.size.saturating_mul(2).min(self.most);
     }
 }
 

@@ -196,12 +196,15 @@ fn sync_docs(
                 .with_context(|| format!("{}: cannot write", path.display())),
         }
     };
-    let missing: Vec<&str> = kept.iter().copied().filter(|id| !files.has(id)).collect();
+    let missing: Vec<&DocMeta> = docs
+        .iter()
+        .filter(|d| d.status == Status::Kept && !files.has(&d.id))
+        .collect();
+    let written: FxHashSet<&str> = missing.iter().map(|d| d.id.as_str()).collect();
     let listed = matches!(files, Files::Listed(_));
     if listed && missing.len() * SCAN_SHARE > kept.len() {
-        let want: FxHashSet<&str> = missing.iter().copied().collect();
         store.each_held_text_with_status(Status::Kept, &mut |id, text| {
-            if want.contains(id.as_str()) {
+            if written.contains(id.as_str()) {
                 write_text(&id, &text)?;
             }
             Ok(())
@@ -209,12 +212,7 @@ fn sync_docs(
     } else {
         // The store's rows are fetched on this thread (its connection is not shared), the
         // texts unpacked and written on all cores.
-        let want: FxHashSet<&str> = missing.iter().copied().collect();
-        let nums: Vec<i64> = docs
-            .iter()
-            .filter(|d| want.contains(d.id.as_str()))
-            .map(|d| d.num)
-            .collect();
+        let nums: Vec<i64> = missing.iter().map(|d| d.num).collect();
         let store_path = store.path();
         for chunk in nums.chunks(WRITE_CHUNK) {
             // A document the store lacks has no text to write.
@@ -233,7 +231,6 @@ fn sync_docs(
                 })?;
         }
     }
-    let written: FxHashSet<&str> = missing.iter().copied().collect();
     release_kept_texts(store, &written, Some(&write_text))
 }
 
