@@ -19,7 +19,7 @@ use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
 use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
-use crate::store::kept::{TextRow, READ_CHUNK};
+use crate::store::kept::{TextRow, FETCH_CHUNK, READ_CHUNK};
 use crate::store::{Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
@@ -27,10 +27,6 @@ use ingest::{Ingest, Preparer};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Texts canonicalised at a time for the engine's verification: enough to keep both cores
-/// busy, few enough that they never pile up.
-const TEXT_CHUNK: usize = 1024;
 
 /// How `build` runs.
 #[derive(Debug, Clone)]
@@ -331,7 +327,7 @@ fn pairs_among<T: Send>(
 }
 
 /// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
-/// that document's pairs as judged): `TEXT_CHUNK` texts fetched in order, then read and
+/// that document's pairs as judged): `FETCH_CHUNK` texts fetched in order, then read and
 /// canonicalised on all cores, `READ_CHUNK` at a time, so only a chunk of texts is ever held.
 fn feed_texts<T: Send>(
     need: &[u32],
@@ -339,7 +335,7 @@ fn feed_texts<T: Send>(
     stop: &StopWords,
     texts: &Texts<'_, T>,
 ) -> Result<()> {
-    for chunk in need.chunks(TEXT_CHUNK) {
+    for chunk in need.chunks(FETCH_CHUNK) {
         let asked: Vec<usize> = chunk.iter().map(|&i| i as usize).collect();
         let rows: Vec<(u32, T)> = chunk
             .iter()

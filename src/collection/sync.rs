@@ -8,7 +8,7 @@ use super::report::{
 };
 use super::write_atomic;
 use crate::store::kept::{
-    file_bytes, kept_file, kept_texts, read_kept_file, KeptFile, TextRow, READ_CHUNK,
+    file_bytes, kept_file, kept_texts, read_kept_file, KeptFile, TextRow, FETCH_CHUNK, READ_CHUNK,
 };
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
@@ -214,7 +214,7 @@ fn sync_docs(
         // texts unpacked and written on all cores.
         let nums: Vec<i64> = missing.iter().map(|d| d.num).collect();
         let store_path = store.path();
-        for chunk in nums.chunks(WRITE_CHUNK) {
+        for chunk in nums.chunks(FETCH_CHUNK) {
             // A document the store lacks has no text to write.
             let rows: Vec<TextRow> = store.text_rows(chunk)?.into_iter().flatten().collect();
             rows.par_chunks(READ_CHUNK)
@@ -280,9 +280,6 @@ fn hold_leaving_texts(
     }
     Ok(())
 }
-
-/// Kept texts missing from `docs/` fetched from the store at a time.
-const WRITE_CHUNK: usize = 1024;
 
 /// Texts moved from `docs/` into the store per transaction.
 const HOLD_CHUNK: usize = 1024;

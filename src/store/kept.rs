@@ -259,6 +259,11 @@ impl TextRow {
 /// wherever texts are read on all cores.
 pub const READ_CHUNK: usize = 64;
 
+/// Texts whose store rows are fetched at a time by the thread holding the connection, before
+/// they are read on all cores [`READ_CHUNK`] at a time: enough to keep both cores busy, few
+/// enough that texts never pile up (the engine's verification, a sync's missing kept texts).
+pub const FETCH_CHUNK: usize = 1024;
+
 /// [`kept_text`] of each `(id, sha256)`, in their order, the files' checks hashed together
 /// ([`sha256_hex_many`]): one at a time, the check was a sixth of the work of reading the
 /// texts an update verifies.
