@@ -4,6 +4,7 @@
 //! of 64-bit elements and asks the detector how to score and judge a pair.
 
 mod a12;
+mod crc;
 mod descrwords;
 mod full;
 mod heavysent;
@@ -462,14 +463,15 @@ pub fn for_each_shingle_crc(text: &CanonText, w: usize, mut f: impl FnMut(u32)) 
         f(crc32fast::hash(text.buf.as_bytes()));
         return;
     }
-    // `crc32fast::hash` asks the CPU's features anew on every call, a fifth of a shingle's
-    // cost: a hasher made once and copied for each shingle asks them once.
-    let fresh = crc32fast::Hasher::new();
-    for i in 0..=n - w {
-        let mut h = fresh.clone();
-        h.update(text.span(i, w));
-        f(h.finalize());
-    }
+    let buf = text.buf.as_bytes();
+    let spans = (0..=n - w).map(|i| {
+        let end = match text.starts.get(i + w) {
+            Some(&next) => next as usize - 1,
+            None => buf.len(),
+        };
+        (text.starts[i] as usize, end)
+    });
+    crc::for_each_span_crc(buf, spans, f);
 }
 
 /// Sorts and removes repeats: the set form every signature is kept in.
