@@ -494,7 +494,10 @@ impl<'s> Canonicalizer<'s> {
 
     /// Pushes a lower-cased word of `len` bytes (1 to 15, the low bytes of `word`, the bytes
     /// above them zero) unless it is a stop word.
-    #[inline]
+    ///
+    /// Always inlined: `ascii_block` called it as a function, saving and restoring registers
+    /// for every word (one-core signing of the 10k file 400 → 410 MB/s inlined).
+    #[inline(always)]
     fn push_short_word(&self, word: u128, len: usize, buf: &mut Vec<u8>, starts: &mut Vec<u32>) {
         // Written whether or not it is a stop word, and taken back by arithmetic: a branch on
         // the answer would be mispredicted for about one word in three.
