@@ -22,6 +22,8 @@ pub fn for_each_span_crc(
         unsafe { clmul::each(buf, spans, f) };
         return;
     }
+    // `crc32fast::hash` asks the CPU's features anew on every call, a fifth of a shingle's
+    // cost: a hasher made once and copied for each span asks them once.
     let fresh = crc32fast::Hasher::new();
     for (s, e) in spans {
         let mut h = fresh.clone();
@@ -30,10 +32,10 @@ pub fn for_each_span_crc(
     }
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// `ZERO_RUNS[n]` is the CRC-32 of `n` zero bytes: what the all-ones initial value alone
 /// contributes to the CRC of any `n` bytes, since the CRC is linear in the initial value and
 /// the data together.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const ZERO_RUNS: [u32; 512] = zero_runs();
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -102,8 +104,8 @@ mod clmul {
         mut f: impl FnMut(u32),
     ) {
         let k3k4 = _mm_set_epi64x(K4, K3);
-        // One loop body rather than a call per span: the call was not inlined, and its
-        // overhead was a third of a span's cost.
+        // One loop body rather than a function called per span, which was not inlined: its
+        // calls took the CRC's share of `collect dedup`'s samples from 12.5 to 14.2 %.
         for (s, e) in spans {
             let bytes = &buf[s..e];
             let n = bytes.len();
@@ -187,8 +189,9 @@ mod tests {
 
     #[test]
     fn every_span_of_every_length_anywhere_is_crc32() {
-        // Spans that start at the buffer's start, end at its end, straddle the 32-byte and
-        // 16-byte cases and pass the table of zero runs, with bytes of every value.
+        // Spans that start at the buffer's start, end at its end (where fewer than 16 bytes
+        // are left to load, `crc32fast` hashes), cover whole blocks and parts of them, and
+        // pass the table of zero runs, with bytes of every value.
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let buf: Vec<u8> = (0..700)
             .map(|_| {
