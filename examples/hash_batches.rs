@@ -1,6 +1,7 @@
 //! How fast a build's SHA-256 hashing goes each way on this CPU: ring one message at a time
-//! (which uses the CPU's SHA instructions where it has them) against `tape-sha256`'s vector
-//! lanes on batches sorted by length, for the two kinds of message a build hashes: a document's
+//! (which uses the CPU's SHA instructions where it has them), `tape-sha256`'s vector lanes on
+//! batches sorted by length, and two messages at a time on the SHA instructions
+//! (`store::sha_streams`, where the CPU has them), for the two kinds of message a build hashes: a document's
 //! id (its locator, a zero byte and its body, in batches of 64 as the reader forms them) and
 //! its cleaned text (in halves of a stored batch, 128). The measurement behind
 //! `store::kept::sha256_many`.
@@ -77,8 +78,17 @@ fn main() -> anyhow::Result<()> {
             }
             x
         });
+        let streams = mb_s(&|| {
+            let mut x = 0;
+            for chunk in docs.chunks(batch) {
+                let digests = collect::store::sha_streams::hash_messages(&messages(chunk))
+                    .unwrap_or_default();
+                x ^= digests.first().map_or(0, |d| d[0]);
+            }
+            x
+        });
         println!(
-            "{kind} in batches of {batch}: ring one at a time {one_at_a_time:.0}, lanes {lanes:.0}"
+            "{kind} in batches of {batch}: ring one at a time {one_at_a_time:.0}, lanes {lanes:.0}, two streams {streams:.0}"
         );
     }
     Ok(())

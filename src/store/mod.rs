@@ -10,6 +10,7 @@ pub mod health;
 pub mod kept;
 pub mod queries;
 pub mod review_log;
+pub mod sha_streams;
 pub mod signature;
 pub mod skipped;
 pub mod text;
