@@ -71,10 +71,17 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
     let (docs, files) = if as_left {
         (store.document_metas_of(&changes)?, Files::Asked(&docs_dir))
     } else {
-        (
-            store.document_metas()?,
-            Files::Listed(list_docs(&docs_dir)?),
-        )
+        // The folder is listed while the store reads out the documents (80k build: each
+        // about 0.07 s).
+        let (docs, listed) = std::thread::scope(|scope| {
+            let listing = scope.spawn(|| list_docs(&docs_dir));
+            let docs = store.document_metas();
+            let listed = listing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (docs, listed)
+        });
+        (docs?, Files::Listed(listed?))
     };
     // The manifest is made of the documents' rows alone: a core of its own writes it while
     // the texts are brought in line and the report is made (an update of 1,000 documents to a
