@@ -20,7 +20,7 @@ use super::{
 };
 use crate::canon::{Canonicalizer, StopWords};
 use crate::error::bad_input;
-use crate::sign::{Detector, GreyZone, Scores, ShingleSeq, SigSize, Thresholds, Verdict};
+use crate::sign::{Common, Detector, GreyZone, Scores, ShingleSeq, SigSize, Thresholds, Verdict};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -239,11 +239,12 @@ pub fn verify(
     let mut canon = Canonicalizer::new(steps.stop);
     let w = steps.detector.shingle();
     let passages = grey.is_some_and(|g| g.passage_words > 0);
+    let frequent = Common::new(frequent.to_vec());
     each(input, "verify", |v: ToVerify| {
         let mut seq = |text: &str| {
             let mut s = ShingleSeq::new(&canon.canonicalize(text), w);
             if passages {
-                mark_boilerplate(&mut s, frequent);
+                mark_boilerplate(&mut s, &frequent);
             }
             s
         };

@@ -18,7 +18,7 @@ pub use keep::{choose_kept, Candidate, Standing};
 
 use crate::canon::CanonText;
 use crate::sign::{
-    Detector, Full, GreyZone, PartCuts, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
+    Common, Detector, Full, GreyZone, PartCuts, Scores, ShingleSeq, SigSize, Thresholds, Verdict,
 };
 use anyhow::Result;
 use rayon::prelude::*;
@@ -192,7 +192,7 @@ fn verify_found(
             Ok(())
         })?;
         if let Some(g) = grey.filter(|g| g.passage_words > 0) {
-            let frequent = frequent_shingles(seqs.values().map(|s| s.set()), g);
+            let frequent = Common::new(frequent_shingles(seqs.values().map(|s| s.set()), g));
             seqs.par_iter_mut()
                 .for_each(|(_, s)| mark_boilerplate(s, &frequent));
         }
@@ -447,9 +447,9 @@ pub fn is_boilerplate(count: usize, grey: &GreyZone) -> bool {
     count > grey.passage_common
 }
 
-/// Marks a text's shingles found in `frequent` (sorted) as boilerplate, never part of a copied
-/// passage.
-pub fn mark_boilerplate(seq: &mut ShingleSeq, frequent: &[u32]) {
+/// Marks a text's shingles found in `frequent` ([`frequent_shingles`]) as boilerplate, never
+/// part of a copied passage.
+pub fn mark_boilerplate(seq: &mut ShingleSeq, frequent: &Common) {
     seq.mark_common(frequent);
 }
 

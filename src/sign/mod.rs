@@ -41,7 +41,7 @@ pub use megashingles::Megashingles;
 pub use minn::MinN;
 pub use modm::ModM;
 pub use optfreq::OptFreq;
-pub use passages::ShingleSeq;
+pub use passages::{Common, ShingleSeq};
 pub use postings::{shared_pairs, Postings};
 pub use prefilter2::Prefilter2;
 pub use settings::DedupSettings;

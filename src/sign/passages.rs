@@ -133,10 +133,15 @@ impl ShingleSeq {
         }
     }
 
-    /// Marks the shingles of the sorted `common` as boilerplate: they never join a copied
-    /// passage.
-    pub fn mark_common(&mut self, common: &[u32]) {
-        self.common = members(&self.set, common);
+    /// Marks the shingles `common` holds as boilerplate: they never join a copied passage.
+    pub fn mark_common(&mut self, common: &Common) {
+        let mut bits = vec![0u64; self.set.len().div_ceil(64)];
+        for (i, &x) in self.set.iter().enumerate() {
+            if common.holds(x) {
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        self.common = bits;
     }
 
     /// The full shingle index: sorted, without repeats (what [`super::Full`] signs, its CRC32s
@@ -199,6 +204,36 @@ impl ShingleSeq {
     }
 }
 
+/// Boilerplate shingles, as a sorted list and a bit per value of a shingle's top
+/// [`FILTER_BITS`] bits that one of them has: nearly every shingle of a text is not
+/// boilerplate, and one bit tells it so, where a search in the list read several of its
+/// elements far apart.
+pub struct Common {
+    list: Vec<u32>,
+    filter: Vec<u64>,
+}
+
+/// Top bits of a shingle that [`Common`]'s filter has a bit for: 2^20 bits, 128 KiB.
+const FILTER_BITS: u32 = 20;
+
+impl Common {
+    /// The boilerplate shingles `list` holds (sorted).
+    pub fn new(list: Vec<u32>) -> Self {
+        let mut filter = vec![0u64; (1 << FILTER_BITS) / 64];
+        for &x in &list {
+            let top = (x >> (32 - FILTER_BITS)) as usize;
+            filter[top / 64] |= 1 << (top % 64);
+        }
+        Common { list, filter }
+    }
+
+    /// Whether `x` is one of them.
+    pub fn holds(&self, x: u32) -> bool {
+        let top = (x >> (32 - FILTER_BITS)) as usize;
+        self.filter[top / 64] >> (top % 64) & 1 == 1 && self.list.binary_search(&x).is_ok()
+    }
+}
+
 /// The shingles of one text another text has too ([`ShingleSeq::shared_with`]).
 pub struct Shared {
     /// A bit per element of the text's set.
@@ -244,6 +279,38 @@ mod tests {
     }
 
     #[test]
+    fn common_holds_exactly_what_its_list_holds() {
+        let mut rng = Lcg(5);
+        for round in 0..200 {
+            // Values spread over all 32 bits, and values packed under a few top bits, where
+            // the filter's bits are shared by listed and unlisted values alike.
+            let spread = round % 2 == 0;
+            let value = |rng: &mut Lcg| -> u32 {
+                if spread {
+                    (rng.below(1 << 16) << 16 | rng.below(1 << 16)) as u32
+                } else {
+                    (rng.below(4) << 28 | rng.below(64)) as u32
+                }
+            };
+            let mut list: Vec<u32> = (0..rng.below(300)).map(|_| value(&mut rng)).collect();
+            list.sort_unstable();
+            list.dedup();
+            let common = Common::new(list.clone());
+            for &x in &list {
+                assert!(common.holds(x), "round {round}: {x}");
+            }
+            for _ in 0..500 {
+                let x = value(&mut rng);
+                assert_eq!(
+                    common.holds(x),
+                    list.binary_search(&x).is_ok(),
+                    "round {round}: {x}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_pasted_passage_counts_its_words() {
         // 20 words of the source pasted between 30 words of its own.
         let source = words(0..100, "s");
@@ -252,7 +319,7 @@ mod tests {
         assert!((s - 20.0 / 50.0).abs() < 1e-12, "{s}");
         // The same passage made of boilerplate shingles is no copy.
         let mut boilerplate = seq(&answer);
-        let every = boilerplate.set().to_vec();
+        let every = Common::new(boilerplate.set().to_vec());
         boilerplate.mark_common(&every);
         assert_eq!(boilerplate.copied_share(&seq(&source), 12), 0.0);
         // Too short a passage for the minimum counts for nothing.
