@@ -1,10 +1,10 @@
 //! How fast a build's SHA-256 hashing goes each way on this CPU: ring one message at a time
 //! (which uses the CPU's SHA instructions where it has them), `tape-sha256`'s vector lanes on
 //! batches sorted by length, and two messages at a time on the SHA instructions
-//! (`store::sha_streams`, where the CPU has them), for the two kinds of message a build hashes: a document's
-//! id (its locator, a zero byte and its body, in batches of 64 as the reader forms them) and
-//! its cleaned text (in halves of a stored batch, 128). The measurement behind
-//! `store::kept::sha256_many`.
+//! (`store::sha_streams`, where the CPU has them), for the two kinds of message a build
+//! hashes: a document's id (its locator, a zero byte and its body, in batches of 64 as the
+//! reader forms them) and its cleaned text (in halves of a stored batch, 128). The
+//! measurement behind `store::kept::sha256_many`.
 //!
 //! `cargo run --release --example hash_batches -- CORPUS.jsonl` (JSONL with `id` and `text`).
 

@@ -71,8 +71,8 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
     let (docs, files) = if as_left {
         (store.document_metas_of(&changes)?, Files::Asked(&docs_dir))
     } else {
-        // The folder is listed while the store reads out the documents (80k build: each
-        // about 0.07 s).
+        // The folder is listed while the store reads out the documents (80k build: the two
+        // in turn 0.155 s, side by side 0.12 s).
         let (docs, listed) = std::thread::scope(|scope| {
             let listing = scope.spawn(|| list_docs(&docs_dir));
             let docs = store.document_metas();
