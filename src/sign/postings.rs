@@ -150,11 +150,13 @@ pub fn shared_pairs(
                 || (vec![0u32; n], Vec::<u32>::new()),
                 |(counts, touched), a| {
                     for &key in postings.keys_of(a) {
-                        let list = postings.row(key);
-                        // Lists are sorted: only partners with a larger index, so each pair
-                        // once.
-                        let start = list.partition_point(|&d| d as usize <= a);
-                        for &b in &list[start..] {
+                        // Rows are sorted: only partners with a larger index, so each pair
+                        // once. They are the row's tail, read from its end, so no search
+                        // finds where it starts (without a binary search per key, 80k
+                        // `collect dedup` 3.21 → 3.12 s); the sort below undoes the order
+                        // they are counted in.
+                        let row = postings.row(key);
+                        for &b in row.iter().rev().take_while(|&&d| d as usize > a) {
                             let c = &mut counts[b as usize];
                             if *c == 0 {
                                 touched.push(b);
