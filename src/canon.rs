@@ -336,7 +336,13 @@ impl CanonText {
     /// Byte slice of `w` consecutive words starting at word `i`, separated by single spaces.
     #[inline]
     pub fn span(&self, i: usize, w: usize) -> &[u8] {
-        &self.buf.as_bytes()[self.starts[i] as usize..self.word_end(i + w - 1)]
+        &self.buf.as_bytes()[self.span_range(i, w)]
+    }
+
+    /// Where [`CanonText::span`] lies in `buf`.
+    #[inline]
+    pub fn span_range(&self, i: usize, w: usize) -> std::ops::Range<usize> {
+        self.starts[i] as usize..self.word_end(i + w - 1)
     }
 
     /// Iterates over the words.

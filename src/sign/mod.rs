@@ -463,15 +463,11 @@ pub fn for_each_shingle_crc(text: &CanonText, w: usize, mut f: impl FnMut(u32)) 
         f(crc32fast::hash(text.buf.as_bytes()));
         return;
     }
-    let buf = text.buf.as_bytes();
     let spans = (0..=n - w).map(|i| {
-        let end = match text.starts.get(i + w) {
-            Some(&next) => next as usize - 1,
-            None => buf.len(),
-        };
-        (text.starts[i] as usize, end)
+        let span = text.span_range(i, w);
+        (span.start, span.end)
     });
-    crc::for_each_span_crc(buf, spans, f);
+    crc::for_each_span_crc(text.buf.as_bytes(), spans, f);
 }
 
 /// Sorts and removes repeats: the set form every signature is kept in.

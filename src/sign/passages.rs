@@ -229,8 +229,7 @@ impl Common {
 
     /// Whether `x` is one of them.
     pub fn holds(&self, x: u32) -> bool {
-        let top = (x >> (32 - FILTER_BITS)) as usize;
-        self.filter[top / 64] >> (top % 64) & 1 == 1 && self.list.binary_search(&x).is_ok()
+        bit(&self.filter, (x >> (32 - FILTER_BITS)) as usize) && self.list.binary_search(&x).is_ok()
     }
 }
 
