@@ -3,9 +3,10 @@
 //! whatlang scores a text against each language of its script by looking every one of the
 //! language's 300 profile trigrams up in the text's ranked trigrams: 36 Latin languages make
 //! 10,800 hash lookups a text, and that was a quarter of a build's CPU. Here the profiles of a
-//! script are one index from trigram to (language, rank), so a text costs one lookup per
-//! trigram it has (at most 600; a table read, not a hash, for trigrams of spaces and a–z), and
-//! the distances come out the same integers. The script, the
+//! script are one index from trigram to a row of its ranks, a lane per language, so a text
+//! costs one lookup and one row added to all languages' sums at once per trigram it has (at
+//! most 600; a table read, not a hash, for trigrams of spaces and a–z), and the distances come
+//! out the same integers. The script, the
 //! alphabet scores and the text's trigrams are counted as whatlang counts them, with ASCII
 //! chars tallied in tables instead of searched and hashed one by one; the two halves of the
 //! score are combined, ranked and turned into a confidence as whatlang does, so every decision
@@ -197,23 +198,37 @@ const TEXT_TRIGRAMS: usize = 600;
 /// Room for every language by its number (`Lang as usize`; whatlang 0.16 has 70).
 const LANG_SLOTS: usize = 128;
 
-/// Room for a script's languages (whatlang's Latin script has 36).
-const MAX_LANGS: usize = 64;
+/// Room for a script's languages (whatlang's Latin script has 36): a profile row's lanes, in
+/// whole vectors of 16.
+const MAX_LANGS: usize = 48;
 
 /// One script's profiles, indexed by trigram.
 struct Profiles {
     langs: Vec<Lang>,
-    /// Each trigram's (language, rank in that language's profile) entries: of a trigram of
-    /// spaces and a–z, those in `coded_entries` from its table slot's start to the next
-    /// slot's (no hash to compute for nearly every trigram of a Latin text; starts in 16 bits,
-    /// so that the table is half as much for the cache); of any other, those in `index`.
-    coded_starts: Vec<u16>,
-    coded_entries: Vec<(u16, u16)>,
-    index: FxHashMap<u64, Vec<(u16, u16)>>,
+    /// Each profile trigram's row: its rank in each language's profile, lane by language
+    /// ([`NOT_IN_PROFILE`] where the language lacks it). A text's trigram adds its row to the
+    /// scores all lanes at once ([`add_rows`]); a list of (language, rank) entries per trigram
+    /// was a loop of varying length for each of the text's 600 trigrams (a third of detection).
+    rows: Vec<Row>,
+    /// The row of each trigram of spaces and a–z, by its index among them ([`profile_slot`];
+    /// no hash to compute for nearly every trigram of a Latin text; [`NO_ROW`] for one in no
+    /// profile); of any other, its row in `index`.
+    coded_rows: Vec<u16>,
+    index: FxHashMap<u64, u16>,
     /// The profile lengths: a language's distance starts from one full miss per trigram.
     lengths: Vec<u32>,
     alphabets: Alphabets,
 }
+
+/// A profile trigram's ranks, a lane per language of the script.
+type Row = [i16; MAX_LANGS];
+
+/// A lane's rank where the language's profile lacks the trigram: far enough from every text
+/// rank that no sum of ranks reaches it.
+const NOT_IN_PROFILE: i16 = -10_000;
+
+/// A trigram of spaces and a–z that no profile has.
+const NO_ROW: u16 = u16::MAX;
 
 static LATIN: LazyLock<Profiles> = LazyLock::new(|| {
     Profiles::new(
@@ -798,37 +813,32 @@ impl SlotCounts for Tally<'_> {
 
 impl Profiles {
     fn new(list: &[(Lang, &str)], alphabets: Alphabets) -> Self {
-        let mut index: FxHashMap<u64, Vec<(u16, u16)>> = FxHashMap::default();
+        let mut index: FxHashMap<u64, u16> = FxHashMap::default();
+        let mut rows: Vec<Row> = Vec::new();
         let mut lengths = Vec::with_capacity(list.len());
         for (l, (_, profile)) in list.iter().enumerate() {
             let chars: Vec<char> = profile.chars().collect();
             for (rank, t) in chars.chunks_exact(3).enumerate() {
-                index
-                    .entry(trigram(t[0], t[1], t[2]))
-                    .or_default()
-                    .push((l as u16, rank as u16));
+                let row = *index.entry(trigram(t[0], t[1], t[2])).or_insert_with(|| {
+                    rows.push([NOT_IN_PROFILE; MAX_LANGS]);
+                    (rows.len() - 1) as u16
+                });
+                rows[usize::from(row)][l % MAX_LANGS] = rank as i16;
             }
             lengths.push((chars.len() / 3) as u32);
         }
-        let mut coded: Vec<Vec<(u16, u16)>> = vec![Vec::new(); CODED];
-        index.retain(|&t, entries| match profile_slot_of(t) {
+        let mut coded_rows = vec![NO_ROW; CODED];
+        index.retain(|&t, &mut row| match profile_slot_of(t) {
             Some(slot) => {
-                coded[slot] = std::mem::take(entries);
+                coded_rows[slot] = row;
                 false
             }
             None => true,
         });
-        let mut coded_starts = Vec::with_capacity(CODED + 1);
-        let mut coded_entries = Vec::new();
-        for entries in coded {
-            coded_starts.push(coded_entries.len() as u16);
-            coded_entries.extend(entries);
-        }
-        coded_starts.push(coded_entries.len() as u16);
         Profiles {
             langs: list.iter().map(|(l, _)| *l).collect(),
-            coded_starts,
-            coded_entries,
+            rows,
+            coded_rows,
             index,
             lengths,
             alphabets,
@@ -840,24 +850,19 @@ impl Profiles {
     fn scores(&self, lower: &str) -> (Vec<(Lang, f64)>, usize) {
         let ranked = ranked_trigrams(count_trigrams(lower));
         let count = ranked.len() as u32;
-        // A language's distance is the sum over its profile of |text rank − profile rank|, or
-        // MAX for a trigram the text lacks: the full-miss total less what each match saves.
-        // A match ranked far down the text "saves" less than nothing: its distance can pass MAX.
-        let mut saved = [0i64; MAX_LANGS];
-        for (rank, &trigram) in ranked.iter().enumerate() {
-            let entries = match trigram {
-                Ranked::Slot(slot) => {
-                    let slot = profile_slot(usize::from(slot));
-                    let (from, to) = (self.coded_starts[slot], self.coded_starts[slot + 1]);
-                    &self.coded_entries[from as usize..to as usize]
-                }
-                Ranked::Other(t) => self.index.get(&t).map_or(&[][..], Vec::as_slice),
-            };
-            for &(l, profile_rank) in entries {
-                let off = (rank as i64 - profile_rank as i64).abs();
-                saved[l as usize % MAX_LANGS] += MAX_TRIGRAM_DISTANCE as i64 - off;
-            }
-        }
+        // The rows of the text's trigrams that some profile has, with the text's rank of each.
+        let hits: Vec<(i16, u16)> = ranked
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, &trigram)| {
+                let row = match trigram {
+                    Ranked::Slot(slot) => self.coded_rows[profile_slot(usize::from(slot))],
+                    Ranked::Other(t) => self.index.get(&t).copied().unwrap_or(NO_ROW),
+                };
+                (row != NO_ROW).then_some((rank as i16, row))
+            })
+            .collect();
+        let saved = add_rows(&self.rows, &hits);
         let max_total = (MAX_TRIGRAM_DISTANCE * MAX_TRIGRAM_DISTANCE) as i64;
         let mut distances: Vec<(Lang, u32)> = self
             .langs
@@ -865,7 +870,7 @@ impl Profiles {
             .zip(&self.lengths)
             .zip(&saved)
             .map(|((&lang, &len), &saved)| {
-                let mut total = (len * MAX_TRIGRAM_DISTANCE) as i64 - saved;
+                let mut total = (len * MAX_TRIGRAM_DISTANCE) as i64 - i64::from(saved);
                 if MAX_TRIGRAM_DISTANCE > count {
                     total -= ((MAX_TRIGRAM_DISTANCE - count) * MAX_TRIGRAM_DISTANCE) as i64;
                 }
@@ -881,6 +886,62 @@ impl Profiles {
         (scores, count as usize)
     }
 }
+
+/// What each language's distance is less than one full miss per profile trigram: over the
+/// text's trigrams `hits` (its rank of each, the trigram's row), the sum of
+/// `MAX_TRIGRAM_DISTANCE − |text rank − profile rank|` in each lane whose profile has the
+/// trigram. A match ranked far down the text "saves" less than nothing: its distance can pass
+/// the full miss.
+///
+/// Done with the AVX2 instructions where the CPU has them (the same code, compiled for them),
+/// otherwise as the target allows.
+fn add_rows(rows: &[Row], hits: &[(i16, u16)]) -> [i32; MAX_LANGS] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { add_rows_avx2(rows, hits) };
+    }
+    add_rows_lanes(rows, hits)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_rows_avx2(rows: &[Row], hits: &[(i16, u16)]) -> [i32; MAX_LANGS] {
+    add_rows_lanes(rows, hits)
+}
+
+/// [`add_rows`], written lane by lane for the compiler to do all lanes at once: in 16-bit lanes
+/// for [`FLUSH`] trigrams at a time, then into 32-bit sums.
+#[inline(always)]
+fn add_rows_lanes(rows: &[Row], hits: &[(i16, u16)]) -> [i32; MAX_LANGS] {
+    let full = MAX_TRIGRAM_DISTANCE as i16;
+    let mut saved = [0i32; MAX_LANGS];
+    for group in hits.chunks(FLUSH) {
+        let mut part = [0i16; MAX_LANGS];
+        for &(rank, row) in group {
+            let Some(row) = rows.get(usize::from(row)) else {
+                continue;
+            };
+            for (sum, &profile_rank) in part.iter_mut().zip(row) {
+                let value = full - (rank - profile_rank).abs();
+                *sum += if profile_rank == NOT_IN_PROFILE {
+                    0
+                } else {
+                    value
+                };
+            }
+        }
+        for (sum, &p) in saved.iter_mut().zip(&part) {
+            *sum += i32::from(p);
+        }
+    }
+    saved
+}
+
+/// Trigrams added in 16-bit lanes before their sums move to 32 bits: a lane's value is
+/// between 300 − 599 (text rank 599, profile rank 0) and 300, so the sums of 100 stay within
+/// ±32,767.
+const FLUSH: usize = 100;
 
 /// whatlang's combination of the alphabet and trigram scores: the top language and the
 /// confidence from its lead over the second.
@@ -1217,11 +1278,38 @@ mod tests {
     }
 
     #[test]
+    fn rows_add_up_as_the_entries_one_by_one() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for profiles in [&*LATIN, &*CYRILLIC] {
+            let rows = &profiles.rows;
+            // The highest ranks at every trigram in turn, both signs of a lane's value, and
+            // more trigrams than one 16-bit round holds.
+            for len in [0, 1, FLUSH - 1, FLUSH, FLUSH + 1, TEXT_TRIGRAMS] {
+                let hits: Vec<(i16, u16)> = (0..len)
+                    .map(|rank| (rank as i16, rng.below(rows.len()) as u16))
+                    .collect();
+                let mut expected = [0i64; MAX_LANGS];
+                for &(rank, row) in &hits {
+                    for (lane, &p) in rows[usize::from(row)].iter().enumerate() {
+                        if p != NOT_IN_PROFILE {
+                            let off = (i64::from(rank) - i64::from(p)).abs();
+                            expected[lane] += i64::from(MAX_TRIGRAM_DISTANCE) - off;
+                        }
+                    }
+                }
+                let expected = expected.map(|x| x as i32);
+                assert_eq!(add_rows(rows, &hits), expected, "{len} trigrams");
+                assert_eq!(add_rows_lanes(rows, &hits), expected, "{len} trigrams");
+            }
+        }
+    }
+
+    #[test]
     fn every_script_has_room_for_its_languages_scores() {
         for (list, profiles) in [(profiles::LATIN, &*LATIN), (profiles::CYRILLIC, &*CYRILLIC)] {
             assert!(list.len() <= MAX_LANGS, "{} languages", list.len());
             assert_eq!(profiles.langs.len(), list.len());
-            assert!(profiles.coded_entries.len() <= usize::from(u16::MAX));
+            assert!(profiles.rows.len() < usize::from(NO_ROW));
         }
         assert!(Lang::all().iter().all(|&l| (l as usize) < LANG_SLOTS));
     }
