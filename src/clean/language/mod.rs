@@ -210,9 +210,9 @@ struct Profiles {
     /// scores all lanes at once ([`add_rows`]); a list of (language, rank) entries per trigram
     /// was a loop of varying length for each of the text's 600 trigrams (a third of detection).
     rows: Vec<Row>,
-    /// The row of each trigram of spaces and a–z, by its index among them ([`profile_slot`];
-    /// no hash to compute for nearly every trigram of a Latin text; [`NO_ROW`] for one in no
-    /// profile); of any other, its row in `index`.
+    /// The row of each trigram of spaces and a–z, by its table slot (no hash to compute for
+    /// nearly every trigram of a Latin text; [`NO_ROW`] for one in no profile); of any other,
+    /// its row in `index`.
     coded_rows: Vec<u16>,
     index: FxHashMap<u64, u16>,
     /// The profile lengths: a language's distance starts from one full miss per trigram.
@@ -399,12 +399,10 @@ impl Alphabets {
     }
 }
 
-/// Trigrams of spaces and the letters a–z: nearly all of a Latin text's. They are counted in
-/// a table rather than a hash map, each in the slot of its three codes in five bits each
-/// ([`TABLE_SLOTS`]), and the profiles' entries of each are found by its index among the
-/// [`CODED`] such trigrams ([`profile_slot`]).
-const CODED: usize = 27 * 27 * 27;
-
+/// Trigrams of spaces and the letters a–z, nearly all of a Latin text's, are counted in a
+/// table rather than a hash map, each in the slot of its three codes in five bits each
+/// ([`TABLE_SLOTS`]), and the profiles' row of each is found by that slot too
+/// ([`table_slot_of`]).
 /// A char without a code in the table: all its bits set, so that or-ing three codes tells
 /// whether any lacks one.
 const NO_CODE: u8 = 0xFF;
@@ -785,27 +783,19 @@ const fn whatlang_skips(slot: u16) -> bool {
     b == 0 && (a == 0 || c == 0)
 }
 
-/// The index among the [`CODED`] trigrams of a table slot.
-fn profile_slot(slot: usize) -> usize {
-    let [a, b, c] = codes_of(slot);
-    (a * 27 + b) * 27 + c
-}
-
-/// The index among the [`CODED`] trigrams of a trigram of spaces and a–z ([`trigram`]'s
-/// number), if it is one.
-fn profile_slot_of(trigram: u64) -> Option<usize> {
+/// The table slot of a trigram of spaces and a–z ([`trigram`]'s number), if it is one.
+fn table_slot_of(trigram: u64) -> Option<usize> {
     const CHAR: u64 = (1 << 21) - 1;
     let code = |ch: u64| match ch {
         0x20 => Some(0),
-        0x61..=0x7A => Some(ch as usize - 0x60),
+        0x61..=0x7A => Some(ch as u8 - 0x60),
         _ => None,
     };
-    let (a, b, c) = (
+    Some(table_slot(
         code(trigram >> 42)?,
         code(trigram >> 21 & CHAR)?,
         code(trigram & CHAR)?,
-    );
-    Some((a * 27 + b) * 27 + c)
+    ))
 }
 
 impl SlotCounts for Tally<'_> {
@@ -845,8 +835,8 @@ impl Profiles {
             }
             lengths.push((chars.len() / 3) as u32);
         }
-        let mut coded_rows = vec![NO_ROW; CODED];
-        index.retain(|&t, &mut row| match profile_slot_of(t) {
+        let mut coded_rows = vec![NO_ROW; TABLE_SLOTS];
+        index.retain(|&t, &mut row| match table_slot_of(t) {
             Some(slot) => {
                 coded_rows[slot] = row;
                 false
@@ -874,7 +864,7 @@ impl Profiles {
             .enumerate()
             .filter_map(|(rank, &trigram)| {
                 let row = match trigram {
-                    Ranked::Slot(slot) => self.coded_rows[profile_slot(usize::from(slot))],
+                    Ranked::Slot(slot) => self.coded_rows[usize::from(slot) % TABLE_SLOTS],
                     Ranked::Other(t) => self.index.get(&t).copied().unwrap_or(NO_ROW),
                 };
                 (row != NO_ROW).then_some((rank as i16, row))
