@@ -399,10 +399,6 @@ impl Alphabets {
     }
 }
 
-/// Trigrams of spaces and the letters a–z, nearly all of a Latin text's, are counted in a
-/// table rather than a hash map, each in the slot of its three codes in five bits each
-/// ([`TABLE_SLOTS`]), and the profiles' row of each is found by that slot too
-/// ([`table_slot_of`]).
 /// A char without a code in the table: all its bits set, so that or-ing three codes tells
 /// whether any lacks one.
 const NO_CODE: u8 = 0xFF;
@@ -433,7 +429,9 @@ fn decode(code: usize) -> char {
 }
 
 /// Slots of a thread's trigram table: three codes of five bits. A text's next slot is the last
-/// one shifted by a code, and a slot masked to the table needs no bounds check.
+/// one shifted by a code, and a slot masked to the table needs no bounds check. The trigrams of
+/// spaces and a–z, nearly all of a Latin text's, are counted there rather than in a hash map,
+/// and the profiles' row of each is found by its slot too ([`table_slot_of`]).
 const TABLE_SLOTS: usize = 1 << 15;
 
 /// A thread's trigram table, left all zero between texts (only the touched slots are reset).
