@@ -208,7 +208,7 @@ struct Profiles {
     /// Each profile trigram's row: its rank in each language's profile, lane by language
     /// ([`NOT_IN_PROFILE`] where the language lacks it). A text's trigram adds its row to the
     /// scores all lanes at once ([`add_rows`]); a list of (language, rank) entries per trigram
-    /// was a loop of varying length for each of the text's 600 trigrams (a third of detection).
+    /// was a loop of varying length for each of the text's 600 trigrams (a quarter of detection).
     rows: Vec<Row>,
     /// The row of each trigram of spaces and a–z, by its table slot (no hash to compute for
     /// nearly every trigram of a Latin text; [`NO_ROW`] for one in no profile); of any other,
@@ -615,8 +615,8 @@ fn count_with(lower: &str, mut tally: impl SlotCounts) -> Counted {
 /// The table's `slots` (each once) as `count << 16 | slot` keys in ascending order, whatlang's
 /// skipped trigrams left out: the slots in ascending order through a bitmap, then a counting
 /// sort by count, which keeps that order among equal counts. A comparison sort of the keys was
-/// a fifth of detection (nearly every count of a text is small), and two counting passes over
-/// the slot's bytes in place of the bitmap a sixth.
+/// a fifth of detection (nearly every count of a text is small); with two counting passes over
+/// the slot's bytes in place of the bitmap, 100,000 detections took 1.98 s, not 1.84.
 fn order_by_count(slots: &[u16], counts: &[u16]) -> Vec<u64> {
     let key = |slot: u16| u64::from(counts[slot as usize]) << 16 | u64::from(slot);
     let mut bits = [0u64; TABLE_SLOTS / 64];
