@@ -1316,11 +1316,16 @@ mod tests {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for profiles in [&*LATIN, &*CYRILLIC] {
             let rows = &profiles.rows;
-            // The highest ranks at every trigram in turn, both signs of a lane's value, and
-            // more trigrams than one 16-bit round holds.
-            for len in [0, 1, FLUSH - 1, FLUSH, FLUSH + 1, TEXT_TRIGRAMS] {
+            // Text ranks from 0 to the last, so that a lane's value takes both signs, over
+            // more trigrams than one 16-bit round holds; rows at random, and one row
+            // throughout (a lane's sums at their largest, of either sign).
+            let lens = [0, 1, FLUSH - 1, FLUSH, FLUSH + 1, TEXT_TRIGRAMS];
+            for (len, same) in lens.into_iter().flat_map(|len| [(len, false), (len, true)]) {
                 let hits: Vec<(i16, u16)> = (0..len)
-                    .map(|rank| (rank as i16, rng.below(rows.len()) as u16))
+                    .map(|rank| {
+                        let row = if same { 0 } else { rng.below(rows.len()) };
+                        (rank as i16, row as u16)
+                    })
                     .collect();
                 let mut expected = [0i64; MAX_LANGS];
                 for &(rank, row) in &hits {
@@ -1332,8 +1337,12 @@ mod tests {
                     }
                 }
                 let expected = expected.map(|x| x as i32);
-                assert_eq!(add_rows(rows, &hits), expected, "{len} trigrams");
-                assert_eq!(add_rows_lanes(rows, &hits), expected, "{len} trigrams");
+                assert_eq!(add_rows(rows, &hits), expected, "{len} trigrams, {same}");
+                assert_eq!(
+                    add_rows_lanes(rows, &hits),
+                    expected,
+                    "{len} trigrams, {same}"
+                );
             }
         }
     }
