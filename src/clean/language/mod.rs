@@ -759,7 +759,7 @@ fn ranked_trigrams(counted: Counted) -> Vec<Ranked> {
 }
 
 /// The three codes of a table slot.
-fn codes_of(slot: usize) -> [usize; 3] {
+const fn codes_of(slot: usize) -> [usize; 3] {
     [slot >> 10 & 31, slot >> 5 & 31, slot & 31]
 }
 
@@ -777,7 +777,7 @@ fn table_slot(k1: u8, k2: u8, k3: u8) -> usize {
 /// Whether whatlang leaves out the trigram of a table slot: a space in the middle beside
 /// another space.
 const fn whatlang_skips(slot: u16) -> bool {
-    let (a, b, c) = (slot >> 10 & 31, slot >> 5 & 31, slot & 31);
+    let [a, b, c] = codes_of(slot as usize);
     b == 0 && (a == 0 || c == 0)
 }
 
