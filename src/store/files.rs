@@ -215,8 +215,11 @@ impl Store {
             let mut forget = tx
                 .prepare("DELETE FROM file_ids WHERE source = ?1 AND path = ?2")
                 .at(&self.path)?;
-            let mut id = tx
-                .prepare("INSERT OR IGNORE INTO file_ids(source, path, id) VALUES (?1, ?2, ?3)")
+            let mut ids_of = tx
+                .prepare(
+                    "INSERT OR IGNORE INTO file_ids(source, path, id)
+                     SELECT ?1, ?2, value FROM rarray(?3)",
+                )
                 .at(&self.path)?;
             for f in files {
                 let s = &f.state;
@@ -234,9 +237,19 @@ impl Store {
                 if !f.appended {
                     forget.execute(params![source, s.path]).at(&self.path)?;
                 }
-                for i in &f.ids {
-                    id.execute(params![source, s.path, i]).at(&self.path)?;
-                }
+                // In key order, so that they are appended to the table's B-tree rather than
+                // each put at a random place in it, and in one statement (the 80k dev corpus's
+                // 80,000 ids: 0.27–0.31 s in read order, a statement each; 0.05–0.07 s so).
+                let mut ids: Vec<&str> = f.ids.iter().map(String::as_str).collect();
+                ids.sort_unstable();
+                let ids: rusqlite::vtab::array::Array = std::rc::Rc::new(
+                    ids.into_iter()
+                        .map(|i| rusqlite::types::Value::Text(i.to_owned()))
+                        .collect(),
+                );
+                ids_of
+                    .execute(params![source, s.path, ids])
+                    .at(&self.path)?;
             }
         }
         tx.commit().at(&self.path)
