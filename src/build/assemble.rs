@@ -12,6 +12,7 @@ use crate::collection;
 use crate::dedup::distributed::PairRecord;
 use crate::error::{bad_input, Skip, SkipReason};
 use crate::sign::Detector;
+use crate::store::kept::PackedAhead;
 use crate::store::{Document, Outcome, Status, Store, StoredPair};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
@@ -296,7 +297,7 @@ pub fn assemble(topic: &Topic, parts: &Path, out: &Path, force: bool) -> Result<
     store.record_dedup(run, &outcomes, &pairs)?;
     store.index_postings()?;
     crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
-    let totals = collection::write_collection(&store, topic, out)?;
+    let totals = collection::write_collection(&store, topic, out, PackedAhead::default())?;
     store.set_meta("build_state", "complete")?;
     store.finish_run(run, "ok")?;
     Ok(stored.summary(out, totals))

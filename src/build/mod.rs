@@ -19,7 +19,7 @@ use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
 use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
-use crate::store::kept::{TextRow, FETCH_CHUNK, READ_CHUNK};
+use crate::store::kept::{PackedAhead, TextRow, FETCH_CHUNK, READ_CHUNK};
 use crate::store::{Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
 use anyhow::{bail, Context, Result};
@@ -164,9 +164,23 @@ fn build_in(
         indexed?;
         Ok(found)
     })?;
-    store.record_dedup(run, &outcomes, &pairs)?;
-    let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
-    let totals = collection::write_collection(&store, topic, &out)?;
+    // The texts of the documents that leave `docs/` are read and packed on the core that
+    // recording the verdicts, one writer on one thread, leaves idle.
+    let leaving: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| o.status != Status::Kept)
+        .map(|o| o.id.as_str())
+        .collect();
+    let (ruled, ahead) = std::thread::scope(|scope| -> Result<_> {
+        let reading = scope.spawn(|| PackedAhead::read(&store_path, &leaving));
+        store.record_dedup(run, &outcomes, &pairs)?;
+        let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
+        let ahead = reading
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Ok((ruled, ahead))
+    })?;
+    let totals = collection::write_collection(&store, topic, &out, ahead)?;
     progress.stage(
         "dedup",
         &format!(

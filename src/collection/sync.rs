@@ -8,7 +8,8 @@ use super::report::{
 };
 use super::write_atomic;
 use crate::store::kept::{
-    file_bytes, kept_file, kept_texts, read_kept_file, KeptFile, TextRow, FETCH_CHUNK, READ_CHUNK,
+    file_bytes, kept_file, kept_texts, read_kept_file, KeptFile, PackedAhead, TextRow, FETCH_CHUNK,
+    READ_CHUNK,
 };
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
@@ -20,9 +21,16 @@ use std::path::Path;
 
 /// Writes `docs/<id>.txt` for kept documents, `manifest.jsonl` and `report.md` at the end of a
 /// build.
-pub fn write_collection(store: &Store, topic: &Topic, out: &Path) -> Result<Counts> {
+/// `ahead`: texts of documents leaving `docs/`, read and packed while the verdicts were
+/// recorded.
+pub fn write_collection(
+    store: &Store,
+    topic: &Topic,
+    out: &Path,
+    ahead: PackedAhead,
+) -> Result<Counts> {
     remember_topic(store, topic)?;
-    sync(store, out, Texts::Fresh)
+    sync(store, out, Texts::Fresh, ahead)
 }
 
 /// How texts reach `docs/`.
@@ -55,10 +63,10 @@ const SCAN_SHARE: usize = 8;
 /// temporary names: a kill leaves no half-written text under a final name, and the next sync,
 /// which finds `docs/` changed, lists it and removes leftovers.
 pub fn sync_collection(store: &Store, out: &Path) -> Result<Counts> {
-    sync(store, out, Texts::Atomic)
+    sync(store, out, Texts::Atomic, PackedAhead::default())
 }
 
-fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
+fn sync(store: &Store, out: &Path, texts: Texts, ahead: PackedAhead) -> Result<Counts> {
     let docs_dir = store.docs_dir();
     std::fs::create_dir_all(&docs_dir)
         .with_context(|| format!("{}: cannot create", docs_dir.display()))?;
@@ -94,7 +102,7 @@ fn sync(store: &Store, out: &Path, texts: Texts) -> Result<Counts> {
                 manifest::write_whole(out, &docs).map(|()| true)
             }
         });
-        let total = sync_docs(store, &docs_dir, &docs, &files, texts).and_then(|()| {
+        let total = sync_docs(store, &docs_dir, &docs, &files, texts, ahead).and_then(|()| {
             crate::testhooks::pause("export-docs");
             write_report(store, out)
         });
@@ -172,13 +180,14 @@ fn sync_docs(
     docs: &[DocMeta],
     files: &Files<'_>,
     texts: Texts,
+    ahead: PackedAhead,
 ) -> Result<()> {
     let kept: FxHashSet<&str> = docs
         .iter()
         .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
         .collect();
-    hold_leaving_texts(store, docs_dir, files, docs)?;
+    hold_leaving_texts(store, docs_dir, files, docs, ahead)?;
     let leaving: Vec<&str> = match files {
         Files::Listed(present) => present
             .iter()
@@ -249,6 +258,7 @@ fn hold_leaving_texts(
     docs_dir: &Path,
     files: &Files<'_>,
     docs: &[DocMeta],
+    mut ahead: PackedAhead,
 ) -> Result<()> {
     let changed: Vec<i64>;
     let among = match files {
@@ -268,7 +278,15 @@ fn hold_leaving_texts(
     // by one on one core before). Each chunk is held in a transaction of its own: a kill
     // between them leaves the rest to the next sync, as no file is removed before all are.
     for chunk in leaving.chunks(HOLD_CHUNK) {
-        let texts: Vec<Vec<Result<String>>> = chunk
+        let mut packed = Vec::new();
+        let mut to_read = Vec::with_capacity(chunk.len());
+        for (num, id, sha256) in chunk {
+            match ahead.take(*num, sha256) {
+                Some(frame) => packed.push((*num, frame)),
+                None => to_read.push((*num, id.clone(), sha256.clone())),
+            }
+        }
+        let texts: Vec<Vec<Result<String>>> = to_read
             .par_chunks(READ_CHUNK)
             .map(|part| {
                 let wanted: Vec<(&str, &str)> = part
@@ -278,12 +296,12 @@ fn hold_leaving_texts(
                 kept_texts(docs_dir, &wanted)
             })
             .collect();
-        let held = chunk
+        let held = to_read
             .iter()
             .zip(texts.into_iter().flatten())
             .map(|((num, _, _), text)| Ok((*num, text?)))
             .collect::<Result<Vec<_>>>()?;
-        store.hold_texts(&held)?;
+        store.hold_texts(&held, packed)?;
     }
     Ok(())
 }

@@ -301,6 +301,54 @@ pub fn kept_texts(docs: &Path, wanted: &[(&str, &str)]) -> Vec<Result<String>> {
         .collect()
 }
 
+/// Texts of documents about to leave `docs/`, read from their files and packed ahead of the
+/// sync that moves them into the store, while the store's one writer is busy with something
+/// else (a build recording its verdicts, single-threaded, leaves a core idle for as long).
+/// The sync takes a text from here only when it is the one the store records.
+#[derive(Default)]
+pub struct PackedAhead(rustc_hash::FxHashMap<i64, (String, Vec<u8>)>);
+
+impl PackedAhead {
+    /// Reads and packs, on the calling thread and a read-only connection of its own, the files
+    /// in `docs/` of the documents `ids` of the store at `store_path`. A file that cannot be
+    /// read, or does not hold the recorded text, is left out: the sync reads it again and
+    /// reports it as it always does.
+    pub fn read(store_path: &Path, ids: &[&str]) -> PackedAhead {
+        Self::try_read(store_path, ids).unwrap_or_default()
+    }
+
+    fn try_read(store_path: &Path, ids: &[&str]) -> Result<PackedAhead> {
+        if ids.is_empty() {
+            return Ok(PackedAhead::default());
+        }
+        let store = Store::open_read_only(store_path)?;
+        let docs = store.docs_dir();
+        let named = store.documents_named(ids)?;
+        let mut packed = rustc_hash::FxHashMap::default();
+        for chunk in named.chunks(READ_CHUNK) {
+            let wanted: Vec<(&str, &str)> = chunk
+                .iter()
+                .map(|(_, id, sha256)| (id.as_str(), sha256.as_str()))
+                .collect();
+            for ((num, _, sha256), text) in chunk.iter().zip(kept_texts(&docs, &wanted)) {
+                if let Ok(text) = text {
+                    packed.insert(*num, (sha256.clone(), text::pack(&text)));
+                }
+            }
+        }
+        Ok(PackedAhead(packed))
+    }
+
+    /// The packed text of document `num`, if the one read ahead is the text recorded as
+    /// `sha256`.
+    pub fn take(&mut self, num: i64, sha256: &str) -> Option<Vec<u8>> {
+        self.0
+            .remove(&num)
+            .filter(|(read, _)| read == sha256)
+            .map(|(_, frame)| frame)
+    }
+}
+
 impl Store {
     /// The folder of the kept texts: `docs/` beside the store file.
     pub fn docs_dir(&self) -> PathBuf {
@@ -360,24 +408,45 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
-    /// Has the store hold the texts `(num, text)` (of documents leaving the collection), in one
-    /// transaction: their files may be removed once this returns.
-    pub fn hold_texts(&self, texts: &[(i64, String)]) -> Result<()> {
+    /// Has the store hold the texts `(num, text)` and the texts already packed `(num, frame)`
+    /// (of documents leaving the collection), in one transaction: their files may be removed
+    /// once this returns.
+    pub fn hold_texts(&self, texts: &[(i64, String)], packed: Vec<(i64, Vec<u8>)>) -> Result<()> {
         use rayon::prelude::*;
-        if texts.is_empty() {
+        let mut frames: Vec<(i64, Vec<u8>)> = texts
+            .par_iter()
+            .map(|(num, t)| (*num, text::pack(t)))
+            .collect();
+        frames.extend(packed);
+        if frames.is_empty() {
             return Ok(());
         }
-        let frames: Vec<Vec<u8>> = texts.par_iter().map(|(_, t)| text::pack(t)).collect();
+        // In row order: appended to the table rather than put among its rows.
+        frames.sort_unstable_by_key(|(num, _)| *num);
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         {
             let mut ins = tx
                 .prepare_cached("INSERT OR REPLACE INTO texts(num, text) VALUES (?1, ?2)")
                 .at(&self.path)?;
-            for ((num, _), frame) in texts.iter().zip(&frames) {
+            for (num, frame) in &frames {
                 ins.execute(rusqlite::params![num, frame]).at(&self.path)?;
             }
         }
         tx.commit().at(&self.path)
+    }
+
+    /// `(num, id, sha256)` of the documents `ids` the store holds, by number.
+    fn documents_named(&self, ids: &[&str]) -> Result<Vec<(i64, String, String)>> {
+        let ids: rusqlite::vtab::array::Array = std::rc::Rc::new(
+            ids.iter()
+                .map(|id| rusqlite::types::Value::Text((*id).to_owned()))
+                .collect(),
+        );
+        self.id_rows(
+            "SELECT d.num, d.id, d.sha256 FROM rarray(?1) q
+             CROSS JOIN documents d ON d.id = q.value ORDER BY d.num",
+            Some(ids),
+        )
     }
 
     /// Drops the store's copies of the kept texts `(num, id)`, whose files in `docs/` hold the
@@ -537,6 +606,50 @@ mod tests {
         };
         assert_eq!(lost(&read[1]), ("b.txt".into(), true));
         assert_eq!(lost(&read[2]), ("c.txt".into(), false));
+    }
+
+    #[test]
+    fn texts_read_ahead_are_taken_only_as_the_recorded_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite");
+        let mut s = Store::open(&path).unwrap();
+        let run = s.begin_run("build", "{}").unwrap();
+        let texts = [
+            ("a", "Первый текст."),
+            ("b", "Second text."),
+            ("c", "Third."),
+        ];
+        let docs = texts.map(|(id, text)| {
+            let mut d = super::super::tests::doc(id, text);
+            d.sha256 = sha256_hex(text);
+            (d, vec![])
+        });
+        s.insert_documents(run, docs.to_vec(), None).unwrap();
+        let docs_dir = s.docs_dir();
+        std::fs::create_dir_all(&docs_dir).unwrap();
+        for (id, text) in texts {
+            std::fs::write(kept_file(&docs_dir, id), file_bytes(text)).unwrap();
+        }
+        std::fs::write(kept_file(&docs_dir, "b"), file_bytes("Edited.")).unwrap();
+        let num = |id: &str| s.document_meta(id).unwrap().unwrap().num;
+        let unpacked = |frame: Vec<u8>| StoredFrame::Packed(frame).unpack().unwrap();
+        let mut ahead = PackedAhead::read(&path, &["a", "b", "c", "not stored"]);
+        assert_eq!(
+            ahead.take(num("a"), &sha256_hex(texts[0].1)).map(unpacked),
+            Some(texts[0].1.to_string())
+        );
+        assert_eq!(
+            ahead.take(num("a"), &sha256_hex(texts[0].1)),
+            None,
+            "taken once"
+        );
+        // A file that is not the recorded text was not read ahead: the sync reads and names it.
+        assert_eq!(ahead.take(num("b"), &sha256_hex(texts[1].1)), None);
+        // A text the store records otherwise by the time of the sync is not taken.
+        assert_eq!(ahead.take(num("c"), &sha256_hex("Another text.")), None);
+        assert!(PackedAhead::read(&dir.path().join("none.sqlite"), &["a"])
+            .0
+            .is_empty());
     }
 
     #[test]

@@ -260,7 +260,7 @@ fn a_text_left_in_both_homes_is_checked_and_released_by_the_next_sync() {
             .iter()
             .map(|(id, text)| (s.document_meta(id).unwrap().unwrap().num, text.clone()))
             .collect();
-        s.hold_texts(&held).unwrap();
+        s.hold_texts(&held, Vec::new()).unwrap();
         assert_eq!(s.kept_texts_held().unwrap().len(), kept.len());
     }
     let torn = docs_file(&root, &kept[0].0);
