@@ -164,20 +164,22 @@ fn build_in(
         indexed?;
         Ok(found)
     })?;
-    // The texts of the documents that leave `docs/` are read and packed on the core that
-    // recording the verdicts, one writer on one thread, leaves idle.
+    // The texts of the documents that leave `docs/` are read and packed on this thread while
+    // a second one records the verdicts: one writer, on one core, which left the other idle.
     let leaving: Vec<&str> = outcomes
         .iter()
         .filter(|o| o.status != Status::Kept)
         .map(|o| o.id.as_str())
         .collect();
     let (ruled, ahead) = std::thread::scope(|scope| -> Result<_> {
-        let reading = scope.spawn(|| PackedAhead::read(&store_path, &leaving));
-        store.record_dedup(run, &outcomes, &pairs)?;
-        let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
-        let ahead = reading
+        let recording = scope.spawn(|| -> Result<_> {
+            store.record_dedup(run, &outcomes, &pairs)?;
+            crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)
+        });
+        let ahead = PackedAhead::read(&store_path, &leaving);
+        let ruled = recording
             .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         Ok((ruled, ahead))
     })?;
     let totals = collection::write_collection(&store, topic, &out, ahead)?;
