@@ -280,10 +280,11 @@ fn hold_leaving_texts(
     for chunk in leaving.chunks(HOLD_CHUNK) {
         let mut packed = Vec::new();
         let mut to_read = Vec::with_capacity(chunk.len());
-        for (num, id, sha256) in chunk {
+        for leaving in chunk {
+            let (num, _, sha256) = leaving;
             match ahead.take(*num, sha256) {
                 Some(frame) => packed.push((*num, frame)),
-                None => to_read.push((*num, id.clone(), sha256.clone())),
+                None => to_read.push(leaving),
             }
         }
         let texts: Vec<Vec<Result<String>>> = to_read
@@ -299,7 +300,7 @@ fn hold_leaving_texts(
         let held = to_read
             .iter()
             .zip(texts.into_iter().flatten())
-            .map(|((num, _, _), text)| Ok((*num, text?)))
+            .map(|(&(num, _, _), text)| Ok((*num, text?)))
             .collect::<Result<Vec<_>>>()?;
         store.hold_texts(&held, packed)?;
     }

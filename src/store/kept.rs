@@ -449,15 +449,10 @@ impl Store {
 
     /// `(num, id, sha256)` of the documents `ids` the store holds, by number.
     fn documents_named(&self, ids: &[&str]) -> Result<Vec<(i64, String, String)>> {
-        let ids: rusqlite::vtab::array::Array = std::rc::Rc::new(
-            ids.iter()
-                .map(|id| rusqlite::types::Value::Text((*id).to_owned()))
-                .collect(),
-        );
         self.id_rows(
             "SELECT d.num, d.id, d.sha256 FROM rarray(?1) q
              CROSS JOIN documents d ON d.id = q.value ORDER BY d.num",
-            Some(ids),
+            Some(Store::text_array(ids.iter().copied())),
         )
     }
 

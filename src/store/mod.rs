@@ -788,6 +788,18 @@ impl Store {
         std::rc::Rc::new(v.into_iter().map(rusqlite::types::Value::from).collect())
     }
 
+    /// [`Store::value_array`] of strings (in byte order, as SQLite compares text).
+    fn text_array<'a>(values: impl Iterator<Item = &'a str>) -> rusqlite::vtab::array::Array {
+        let mut v: Vec<&str> = values.collect();
+        v.sort_unstable();
+        v.dedup();
+        std::rc::Rc::new(
+            v.into_iter()
+                .map(|s| rusqlite::types::Value::Text(s.to_owned()))
+                .collect(),
+        )
+    }
+
     /// A value from the meta table.
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
         self.conn
