@@ -332,7 +332,9 @@ fn judge_pairs(
 /// statistic across executors and hands the result to [`mark_boilerplate`].
 pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZone) -> Vec<u32> {
     // The sets are cut by the shingles' top bits so that only a sixteenth of their shingles
-    // is copied at a time, and each part is counted by a [`FrequentCounter`].
+    // is copied at a time; a part's copies are sorted by radix, and equal shingles then lie
+    // side by side (80k dev corpus, 22.6 million shingles: 166–170 → 131–136 ms, against
+    // counting them by their bits in groups; a comparison sort took about 21 ns a shingle).
     let sets: Vec<&[u32]> = sets.collect();
     let starts: Vec<u32> = (0..1u32 << PART_BITS)
         .map(|part| part << (32 - PART_BITS))
@@ -342,105 +344,24 @@ pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZ
     let parts: Vec<Vec<u32>> = (0..1u32 << PART_BITS)
         .into_par_iter()
         .with_max_len(1)
-        .map_init(FrequentCounter::default, |counter, part| {
-            let in_part = |i: usize| &sets[i][cuts.range(i, part as usize)];
-            counter.frequent(
-                || (0..sets.len()).map(in_part),
-                |count| is_boilerplate(count, grey),
-            )
+        .map_init(Vec::new, |part_shingles, part| {
+            part_shingles.clear();
+            for (i, set) in sets.iter().enumerate() {
+                part_shingles.extend_from_slice(&set[cuts.range(i, part as usize)]);
+            }
+            radsort::sort(part_shingles);
+            part_shingles
+                .chunk_by(|a, b| a == b)
+                .filter(|same| is_boilerplate(same.len(), grey))
+                .map(|same| same[0])
+                .collect()
         })
         .collect();
     parts.concat()
 }
 
-/// Counts shingles by their bits instead of sorting them: a part of 1.4 million took about
-/// 21 ns a shingle to sort, most of the time of [`frequent_shingles`] on the 80k dev corpus.
-struct FrequentCounter {
-    /// Per value of a shingle's middle bits, how many there are, then where they go.
-    starts: Vec<u32>,
-    /// The shingles grouped by their middle bits.
-    grouped: Vec<u32>,
-    /// Per value of a shingle's low bits, its count in the group being counted: 64 KiB, so
-    /// the count of a random shingle stays in the cache. Left all zero between groups.
-    counts: Vec<u32>,
-}
-
 /// Top bits of a shingle: the parts of [`frequent_shingles`].
 const PART_BITS: u32 = 4;
-/// Middle bits of a shingle: 16,384 groups in a part, each counted alone.
-const MIDDLE_BITS: u32 = 14;
-/// Low bits of a shingle: the index into [`FrequentCounter::counts`].
-const LOW_BITS: u32 = 14;
-// Two shingles of one group with the same low bits are the same shingle.
-const _: () = assert!(PART_BITS + MIDDLE_BITS + LOW_BITS == 32);
-
-impl Default for FrequentCounter {
-    fn default() -> Self {
-        FrequentCounter {
-            starts: vec![0; (1 << MIDDLE_BITS) + 1],
-            grouped: Vec::new(),
-            counts: vec![0; 1 << LOW_BITS],
-        }
-    }
-}
-
-impl FrequentCounter {
-    /// The values of the lists `all` gives whose number of occurrences `frequent` accepts (a
-    /// threshold: once a count is accepted, every larger one is), sorted, each once. `all` is
-    /// called twice and gives the same lists both times.
-    fn frequent<'a, L>(&mut self, all: impl Fn() -> L, frequent: impl Fn(usize) -> bool) -> Vec<u32>
-    where
-        L: Iterator<Item = &'a [u32]>,
-    {
-        let middle = |v: u32| ((v >> LOW_BITS) & ((1 << MIDDLE_BITS) - 1)) as usize;
-        let low = |v: u32| (v & ((1 << LOW_BITS) - 1)) as usize;
-        // A counting sort by the middle bits, straight from the lists: shingles that may be
-        // equal end up side by side.
-        self.starts.fill(0);
-        // Loops over each list, not over `flatten()`, whose step per value asks whether the
-        // list has ended: that doubled the time of the two passes.
-        for list in all() {
-            for &v in list {
-                self.starts[middle(v) + 1] += 1;
-            }
-        }
-        for m in 1..self.starts.len() {
-            self.starts[m] += self.starts[m - 1];
-        }
-        self.grouped.clear();
-        self.grouped
-            .resize(self.starts[1 << MIDDLE_BITS] as usize, 0);
-        // `starts[m]` moves on through group `m` as it fills, ending where group `m + 1`
-        // starts; so afterwards group `m` lies between `starts[m - 1]` and `starts[m]`.
-        for list in all() {
-            for &v in list {
-                let at = &mut self.starts[middle(v)];
-                self.grouped[*at as usize] = v;
-                *at += 1;
-            }
-        }
-        let mut found = Vec::new();
-        let mut from = 0;
-        for &end in &self.starts[..1 << MIDDLE_BITS] {
-            let group = &self.grouped[from..end as usize];
-            from = end as usize;
-            let first = found.len();
-            for &v in group {
-                let count = &mut self.counts[low(v)];
-                *count += 1;
-                // Listed when its count first passes the threshold.
-                if frequent(*count as usize) && !frequent(*count as usize - 1) {
-                    found.push(v);
-                }
-            }
-            for &v in group {
-                self.counts[low(v)] = 0;
-            }
-            found[first..].sort_unstable();
-        }
-        found
-    }
-}
 
 /// Whether a shingle seen in `count` of the verified texts is boilerplate.
 pub fn is_boilerplate(count: usize, grey: &GreyZone) -> bool {
@@ -552,7 +473,7 @@ mod tests {
         let mut rng = crate::sign::test_support::Lcg(11);
         for round in 0..40 {
             // Values drawn from a small range repeat across sets; the range crosses the
-            // counter's groups and parts.
+            // parts.
             let range = 1 + rng.below(1 << (8 + round % 24));
             let sets: Vec<Vec<u32>> = (0..1 + rng.below(60))
                 .map(|_| {

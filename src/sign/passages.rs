@@ -105,6 +105,11 @@ fn merge_members(set: &[u32], other: &[u32], mut i: usize, mut j: usize, bits: &
     }
 }
 
+/// Shingles from which a text's are sorted by radix: below, the comparison sort was faster
+/// (on the 10k dev corpus, 2,540 texts of 64–255 shingles: 2.3 ms against 2.7 ms; 2,129 texts
+/// of 1,024 and more: 53 ms against 31 ms).
+const RADIX_FROM: usize = 256;
+
 impl ShingleSeq {
     /// The `w`-word shingles of `text` (one shingle, the whole text, when it is shorter).
     pub fn new(text: &CanonText, w: usize) -> Self {
@@ -114,7 +119,13 @@ impl ShingleSeq {
         for_each_shingle_crc(text, w, |c| {
             placed.push(u64::from(c) << 32 | placed.len() as u64)
         });
-        placed.sort_unstable();
+        // By fingerprint; a tie keeps its places in increasing order either way (a radix sort
+        // is stable), so both give the same sequence.
+        if placed.len() >= RADIX_FROM {
+            radsort::sort_by_key(&mut placed, |p| (p >> 32) as u32);
+        } else {
+            placed.sort_unstable();
+        }
         let mut order = vec![0u32; placed.len()];
         let mut set: Vec<u32> = Vec::with_capacity(placed.len());
         for p in placed {

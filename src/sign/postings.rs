@@ -53,21 +53,26 @@ impl Postings {
         let mut last = None;
         let starts = part_starts(sigs);
         let cuts = PartCuts::new(sigs, &starts);
-        // (element, document, position in the document's signature) of part `p`.
+        // (element, document, position in the document's signature) of part `p`, sorted.
         let gather = |p: usize| -> Vec<(u64, u32, u32)> {
             let mut entries = Vec::new();
             for (doc, sig) in sigs.iter().enumerate() {
                 let part = cuts.range(doc, p);
                 entries.extend(part.map(|i| (sig[i], doc as u32, i as u32)));
             }
+            // By element alone: gathered in document order, and a radix sort is stable, so
+            // an element's documents stay in increasing order, as sorting whole entries would
+            // leave them (80k dev corpus, the index's build 272–292 → 227–275 ms, where the
+            // sort was a parallel comparison sort between numbering and gathering).
+            radsort::sort_by_key(&mut entries, |e| e.0);
             entries
         };
-        // Numbering a part's keys is one pass in order, so the next part is gathered on the
-        // other core meanwhile (both steps were serial, the index's build half idle).
+        // Numbering a part's keys is one pass in order, so the next part is gathered and
+        // sorted on the other core meanwhile (both steps were serial, the index's build half
+        // idle).
         let mut next = gather(0);
         for p in 0..starts.len() {
-            let mut entries = std::mem::take(&mut next);
-            entries.par_sort_unstable();
+            let entries = std::mem::take(&mut next);
             let postings = &mut postings;
             let last = &mut last;
             let number = move || {
