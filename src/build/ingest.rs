@@ -410,12 +410,22 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
                         .iter()
                         .map(|d| (d.locator.as_str(), d.body.as_str())),
                 );
-                for (id, doc) in ids.into_iter().zip(waiting.drain(..)) {
-                    if line.in_flight(&id) || store.has_document(&id)? {
+                // The store is asked about the ids together, and again about those left
+                // whenever a batch is stored meanwhile: each is checked against the store as
+                // it is when its turn comes.
+                let mut stored = store.stored_ids(ids.iter().map(String::as_str))?;
+                let mut asked_at = line.batches_stored;
+                for (k, doc) in waiting.drain(..).enumerate() {
+                    if line.batches_stored != asked_at {
+                        stored = store.stored_ids(ids[k..].iter().map(String::as_str))?;
+                        asked_at = line.batches_stored;
+                    }
+                    let id = &ids[k];
+                    if line.in_flight(id) || stored.contains(id) {
                         continue;
                     }
                     new += 1;
-                    line.push(id, doc, store, after_batch)?;
+                    line.push(id.clone(), doc, store, after_batch)?;
                 }
                 Ok(())
             };
@@ -621,6 +631,8 @@ struct Pipeline<'scope> {
     /// read twice must count once, as if the first copy were stored already.
     sent: std::collections::VecDeque<Vec<String>>,
     flying: rustc_hash::FxHashSet<String>,
+    /// Batches stored so far.
+    batches_stored: u64,
     to_prepare: Option<std::sync::mpsc::SyncSender<Vec<(String, RawDoc)>>>,
     /// Where the stored signatures of documents bound for dedup are kept (None: dropped).
     signatures: Option<&'scope mut Signatures>,
@@ -686,6 +698,7 @@ impl<'scope> Pipeline<'scope> {
             pending_ids: Vec::new(),
             sent: Default::default(),
             flying: Default::default(),
+            batches_stored: 0,
             to_prepare: Some(to_prepare),
             signatures: None,
             prepared,
@@ -744,6 +757,7 @@ impl<'scope> Pipeline<'scope> {
         for id in self.sent.pop_front().unwrap_or_default() {
             self.flying.remove(&id);
         }
+        self.batches_stored += 1;
         after_batch();
         Ok(())
     }

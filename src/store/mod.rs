@@ -840,18 +840,21 @@ impl Store {
         Ok(())
     }
 
-    /// Whether a document with this id is stored.
-    pub fn has_document(&self, id: &str) -> Result<bool> {
-        // Asked once per document read: a statement compiled each time cost more than the
-        // lookup.
-        Ok(self
+    /// Which of `ids` are stored as documents, asked in one statement: a build asks this of
+    /// every document it reads, and a statement per id was a read transaction each (two file
+    /// locks taken and released, 160,000 `fcntl` calls in an 80,000-document build).
+    pub fn stored_ids<'a>(
+        &self,
+        ids: impl Iterator<Item = &'a str>,
+    ) -> Result<rustc_hash::FxHashSet<String>> {
+        let mut stmt = self
             .conn
-            .prepare_cached("SELECT 1 FROM documents WHERE id = ?1")
-            .at(&self.path)?
-            .query_row([id], |_| Ok(()))
-            .optional()
-            .at(&self.path)?
-            .is_some())
+            .prepare_cached("SELECT id FROM documents WHERE id IN rarray(?1)")
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([Store::text_array(ids)], |r| r.get::<_, String>(0))
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<_>>().at(&self.path)
     }
 
     /// Stores documents and their signatures, made by `detector` (which tells their sizes),
@@ -1639,7 +1642,12 @@ pub(crate) mod tests {
         );
         let sigs = s.signatures(Status::Pending).unwrap();
         assert_eq!(sigs, vec![("a".into(), vec![]), ("b".into(), vec![5, big])]);
-        assert!(s.has_document("a").unwrap());
+        let asked = ["c", "a", "b", "a"];
+        let stored = s.stored_ids(asked.into_iter()).unwrap();
+        assert_eq!(
+            stored,
+            ["a".to_string(), "b".to_string()].into_iter().collect()
+        );
         assert_eq!(s.documents(None).unwrap()[1].text, "two words");
     }
 
