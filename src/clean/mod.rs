@@ -266,6 +266,23 @@ mod tests {
         out
     }
 
+    /// `n` texts of `pieces` drawn pseudo-randomly from `seed` on, fewer than `most` each.
+    fn random_texts(pieces: &[&str], mut seed: u64, most: u64, n: usize) -> Vec<String> {
+        (0..n)
+            .map(|_| {
+                let mut text = String::new();
+                for _ in 0..(seed % most) {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                text
+            })
+            .collect()
+    }
+
     #[test]
     fn tidying_matches_its_definition_on_every_kind_of_space() {
         let pieces = [
@@ -273,16 +290,7 @@ mod tests {
             "\u{a0}", "\u{1680}", "\u{2000}", "\u{200a}", "\u{200b}", "\u{2028}", "\u{2029}",
             "\u{202f}", "\u{205f}", "\u{3000}", "\u{e2}", "\u{20ac}", "—", "日本", "\n\n\n", "",
         ];
-        let mut seed = 7u64;
-        for _ in 0..4000 {
-            let mut text = String::new();
-            for _ in 0..(seed % 23) {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
-            }
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        for text in random_texts(&pieces, 7, 23, 4000) {
             assert_eq!(tidy_paragraphs(&text), tidy_reference(&text), "{text:?}");
         }
         for c in (0..0x3100u32).filter_map(char::from_u32) {
@@ -294,16 +302,7 @@ mod tests {
     #[test]
     fn lines_are_those_of_str_lines() {
         let pieces = ["a", "\n", "\r", "\r\n", "\n\n", "ж", ""];
-        let mut seed = 3u64;
-        for _ in 0..3000 {
-            let mut text = String::new();
-            for _ in 0..(seed % 9) {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
-            }
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        for text in random_texts(&pieces, 3, 9, 3000) {
             let want: Vec<&str> = text.lines().collect();
             assert_eq!(lines_of(&text).collect::<Vec<_>>(), want, "{text:?}");
         }
