@@ -64,19 +64,14 @@ pub fn path(out: &Path) -> PathBuf {
 
 /// Writes the manifest of every document (`docs` in id order).
 pub fn write_whole(out: &Path, docs: &[DocMeta]) -> Result<()> {
-    // Streamed into the temporary file rather than made in memory first: at the end of a
-    // build, the whole manifest (28 MB for 80,000 documents) was part of the build's peak.
-    let file = path(out);
-    let tmp = file.with_extension("tmp");
-    let cannot = |e: std::io::Error| {
-        anyhow::Error::new(e).context(format!("{}: cannot write", tmp.display()))
-    };
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(cannot)?);
-    for d in docs {
-        w.write_all(line(d)?.as_bytes()).map_err(cannot)?;
-    }
-    w.into_inner().map_err(|e| cannot(e.into_error()))?;
-    std::fs::rename(&tmp, &file).with_context(|| format!("{}: cannot write", file.display()))
+    // Streamed rather than made in memory first: at the end of a build, the whole manifest
+    // (28 MB for 80,000 documents) was part of the build's peak.
+    super::write_atomic_with(&path(out), |w| {
+        for d in docs {
+            w.write_all(line(d).map_err(std::io::Error::other)?.as_bytes())?;
+        }
+        Ok(())
+    })
 }
 
 /// Rewrites the lines of the `changes` in the manifest in `out`: the line of each changed

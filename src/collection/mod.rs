@@ -144,8 +144,24 @@ pub fn remove_collection_files(dir: &Path) -> Result<()> {
 
 /// Writes a file through a temporary name, so readers never see half of it.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `fill` writes, streamed to the temporary file (buffered) rather
+/// than made in memory first.
+fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    use std::io::Write;
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    let cannot = |e: std::io::Error| {
+        anyhow::Error::new(e).context(format!("{}: cannot write", tmp.display()))
+    };
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(cannot)?);
+    fill(&mut w).map_err(cannot)?;
+    w.flush().map_err(cannot)?;
+    drop(w);
     std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(())
 }
