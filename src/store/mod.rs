@@ -6,6 +6,7 @@
 pub mod changes;
 pub mod files;
 mod fp_index;
+pub use fp_index::HeldSignatures;
 pub mod health;
 pub mod kept;
 pub mod queries;
