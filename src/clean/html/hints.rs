@@ -104,8 +104,19 @@ const NEG_WORDS: &[&str] = &[
 ];
 
 /// Reader comments: removed even when they fill most of the page, as long as
-/// enough other text remains (on forums they are all there is).
-const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "disqus", "respond"];
+/// enough other text remains (on forums they are all there is). Pingbacks and trackbacks are
+/// the notices a blog lists with its comments (WordPress's "entry-pings", "pingback").
+const COMMENT_WORDS: &[&str] = &[
+    "comments",
+    "commentlist",
+    "disqus",
+    "respond",
+    "pings",
+    "pingback",
+    "pingbacks",
+    "trackback",
+    "trackbacks",
+];
 
 const WEAK_WORDS: &[&str] = &["tags", "byline", "author", "rating", "print"];
 

@@ -457,6 +457,9 @@ fn class_names_judged_by_their_last_known_word() {
     assert_eq!(name_hint("cookie-banner"), HINT_HARD);
     assert_eq!(name_hint("author-box"), HINT_WEAK);
     assert_eq!(name_hint("comment-list"), HINT_COMMENTS);
+    assert_eq!(name_hint("entry-pings"), HINT_COMMENTS);
+    assert_eq!(name_hint("pingback"), HINT_COMMENTS);
+    assert_eq!(name_hint("trackbacks"), HINT_COMMENTS);
     assert_eq!(name_hint("legalese-free-zone"), 0);
 }
 
