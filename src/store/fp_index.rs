@@ -537,23 +537,33 @@ mod tests {
         rows.collect::<rusqlite::Result<_>>().unwrap()
     }
 
+    /// Spreads `i` over the whole range of fingerprints, as hashes are.
+    fn spread(i: u64) -> u64 {
+        i.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Stores documents 1 to `n`, each with `width` fingerprints of its own, the next
+    /// document's `width`, and 0, which all share; gives their signatures.
+    fn add_neighbours(store: &Store, n: u64, width: u64) -> Vec<(i64, Vec<u64>)> {
+        (1..=n)
+            .map(|num| {
+                let mut fps: Vec<u64> = (0..width).map(|k| spread(num * width + k)).collect();
+                fps.extend((0..width).map(|k| spread((num + 1) * width + k)));
+                fps.push(0);
+                fps.sort_unstable();
+                fps.dedup();
+                add(store, num as i64, &fps);
+                (num as i64, fps)
+            })
+            .collect()
+    }
+
     #[test]
     fn an_index_made_from_held_signatures_is_the_one_made_from_the_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
-        let fp = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut sigs = Vec::new();
-        for num in 1..=300u64 {
-            // Neighbours share fingerprints, and one is shared by all: keys with several
-            // documents each, whose order in a bucket the two ways must agree on.
-            let mut fps: Vec<u64> = (0..30).map(|k| fp(num * 30 + k)).collect();
-            fps.extend((0..30).map(|k| fp((num + 1) * 30 + k)));
-            fps.push(0);
-            fps.sort_unstable();
-            fps.dedup();
-            add(&store, num as i64, &fps);
-            sigs.push((num as i64, fps));
-        }
+        // Keys with several documents each, whose order in a bucket the two ways must agree on.
+        let mut sigs = add_neighbours(&store, 300, 30);
         store.make_fp_index(3_000, Signed::Stored).unwrap();
         let (stored, state) = (bucket_rows(&store), store.fp_split().unwrap());
         assert!(stored.len() > 50, "{}", stored.len());
@@ -576,24 +586,14 @@ mod tests {
             bucket_rows(&store) == stored,
             "a partial hand-over was taken"
         );
-        assert_eq!(lookup(&store, fp(300 * 30 + 31)), vec![300]);
+        assert_eq!(lookup(&store, spread(300 * 30 + 31)), vec![300]);
     }
 
     #[test]
     fn many_pairs_are_cut_into_buckets_over_several_passes_and_all_are_found() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
-        // Fingerprints spread over the whole range, as hashes are; each shared by two
-        // documents, and one shared by every document.
-        let fp = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        for num in 1..=400u64 {
-            let mut fps: Vec<u64> = (0..40).map(|k| fp(num * 40 + k)).collect();
-            fps.extend((0..40).map(|k| fp((num + 1) * 40 + k)));
-            fps.push(0);
-            fps.sort_unstable();
-            fps.dedup();
-            add(&store, num as i64, &fps);
-        }
+        add_neighbours(&store, 400, 40);
         // Sorted 5,000 pairs at a time: seven passes.
         store.make_fp_index(5_000, Signed::Stored).unwrap();
         let Split::At { split: 400, bits } = store.fp_split().unwrap() else {
@@ -604,7 +604,7 @@ mod tests {
         assert_eq!(bits, 8);
         assert!(buckets(&store) > 250, "{}", buckets(&store));
         for num in [1u64, 77, 400] {
-            let a = fp(num * 40 + 3);
+            let a = spread(num * 40 + 3);
             let mut holders = vec![num as i64];
             if num > 1 {
                 holders.insert(0, num as i64 - 1);
@@ -613,7 +613,7 @@ mod tests {
         }
         assert_eq!(lookup(&store, 0), (1..=400).collect::<Vec<_>>());
         // Every posting at once equals the signatures they come from.
-        let all: Vec<u64> = (40..401 * 40 + 40).map(fp).chain([0]).collect();
+        let all: Vec<u64> = (40..401 * 40 + 40).map(spread).chain([0]).collect();
         let found = store.postings_of_fingerprints(&all).unwrap();
         assert_eq!(found.len(), 400 * 81);
     }
