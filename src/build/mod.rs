@@ -18,7 +18,7 @@ use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::collection;
 use crate::dedup::{self, Candidate, Pair, Standing};
 use crate::error::CollectionExists;
-use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, Verdict};
+use crate::sign::{build_detector, CorpusStats, DedupSettings, Detector, ShingleSeq, Verdict};
 use crate::store::kept::{PackedAhead, TextRow, FETCH_CHUNK, READ_CHUNK};
 use crate::store::{HeldSignatures, Outcome, Status, Store, StoredPair};
 use crate::topic::Topic;
@@ -394,18 +394,20 @@ fn judge_among<T: Send>(
         grey: &settings.grey_zone(),
         wanted: dedup::Wanted::Flagged,
     };
-    let found = engine.find(sigs, sigs.len(), &mut |need, sink| {
-        feed_texts(need, sink, stop, texts)
+    let found = engine.find(sigs, sigs.len(), &mut |need, shingle, sink| {
+        feed_texts(need, shingle, sink, stop, texts)
     })?;
     Ok(found.pairs)
 }
 
 /// The engine's [`dedup::TextSource`] over `texts` (None: no text to give, the engine leaves
-/// that document's pairs as judged): `FETCH_CHUNK` texts fetched in order, then read and
-/// canonicalised on all cores, `READ_CHUNK` at a time, so only a chunk of texts is ever held.
+/// that document's pairs as judged): `FETCH_CHUNK` texts fetched in order, then read,
+/// canonicalised and made into `shingle`-word sequences on all cores, `READ_CHUNK` at a time,
+/// so only a chunk of texts is ever held.
 fn feed_texts<T: Send>(
     need: &[u32],
-    sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>,
+    shingle: usize,
+    sink: &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>,
     stop: &StopWords,
     texts: &Texts<'_, T>,
 ) -> Result<()> {
@@ -416,23 +418,26 @@ fn feed_texts<T: Send>(
             .zip((texts.fetch)(&asked)?)
             .filter_map(|(&i, row)| Some((i, row?)))
             .collect();
-        let canonical: Vec<Vec<(u32, CanonText)>> = rows
+        let sequences: Vec<Vec<(u32, ShingleSeq)>> = rows
             .into_par_iter()
             .chunks(READ_CHUNK)
             .map_init(
-                || Canonicalizer::new(stop),
-                |c, rows| {
+                || (Canonicalizer::new(stop), CanonText::default()),
+                |(c, buf), rows| {
                     let (at, rows): (Vec<u32>, Vec<T>) = rows.into_iter().unzip();
                     let texts = (texts.read)(rows)?;
                     Ok(at
                         .into_iter()
                         .zip(texts)
-                        .filter_map(|(i, text)| Some((i, c.canonicalize(&text?))))
+                        .filter_map(|(i, text)| {
+                            c.canonicalize_into(&text?, buf);
+                            Some((i, ShingleSeq::new(buf, shingle)))
+                        })
                         .collect())
                 },
             )
             .collect::<Result<_>>()?;
-        sink(canonical.into_iter().flatten().collect())?;
+        sink(sequences.into_iter().flatten().collect())?;
     }
     Ok(())
 }

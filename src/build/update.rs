@@ -258,8 +258,8 @@ fn settle_pending(
         },
         read: &|rows: Vec<TextRow>| TextRow::texts(&rows, &path, &docs_dir),
     };
-    let found = engine.find_sized(&sigs, sizes, n_new, &mut |need, sink| {
-        super::feed_texts(need, sink, stop, &texts)
+    let found = engine.find_sized(&sigs, sizes, n_new, &mut |need, shingle, sink| {
+        super::feed_texts(need, shingle, sink, stop, &texts)
     })?;
     let (outcomes, mut stored) = settle(&candidates, &found.pairs);
     stored.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));

@@ -48,11 +48,14 @@ pub struct Pair {
 /// Canonical texts by document index, for the pairs verified on the full texts.
 pub type FullTexts = FxHashMap<u32, CanonText>;
 
-/// Where the engine gets the canonical texts of the documents to verify: called once with
-/// their sorted indexes, it hands them to the sink in chunks, each turned into shingles before
-/// the next, so the texts never all sit in memory at once.
-pub type TextSource<'a> =
-    dyn FnMut(&[u32], &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>) -> Result<()> + 'a;
+/// Where the engine gets the texts of the documents to verify: called once with their sorted
+/// indexes and the shingle width, it hands their shingle sequences ([`ShingleSeq::new`] of
+/// their canonical texts) to the sink in chunks, so the texts never all sit in memory at once.
+/// A text is read, canonicalized and made into shingles in one task: with the shingles made in
+/// a second pass over each chunk, every canonical text was written out, then read again
+/// from memory on whichever core took it.
+pub type TextSource<'a> = dyn FnMut(&[u32], usize, &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>) -> Result<()>
+    + 'a;
 
 /// All judged pairs among `sigs` that involve one of the first `queries` documents.
 ///
@@ -73,9 +76,17 @@ pub fn find_pairs(
         grey,
         wanted: Wanted::All,
     };
-    let mut source = |need: &[u32], sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>| {
-        sink(full_texts(need)?.into_iter().collect())
-    };
+    let mut source =
+        |need: &[u32],
+         shingle: usize,
+         sink: &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>| {
+            sink(
+                full_texts(need)?
+                    .into_par_iter()
+                    .map(|(i, t)| (i, ShingleSeq::new(&t, shingle)))
+                    .collect(),
+            )
+        };
     Ok(engine.find(sigs, queries, &mut source)?.pairs)
 }
 
@@ -186,12 +197,8 @@ fn verify_found(
             at: vec![u32::MAX; triage.exact.len()],
             seqs: Vec::with_capacity(need.len()),
         };
-        full_texts(&need, &mut |chunk| {
-            let part: Vec<(u32, ShingleSeq)> = chunk
-                .into_par_iter()
-                .map(|(i, t)| (i, ShingleSeq::new(&t, triage.shingle)))
-                .collect();
-            for (i, seq) in part {
+        full_texts(&need, triage.shingle, &mut |chunk| {
+            for (i, seq) in chunk {
                 if let Some(at) = seqs.at.get_mut(i as usize) {
                     *at = seqs.seqs.len() as u32;
                     seqs.seqs.push(seq);
@@ -709,10 +716,12 @@ mod tests {
             wanted: Wanted::All,
         };
         let mut texts_of =
-            |need: &[u32], sink: &mut dyn FnMut(Vec<(u32, CanonText)>) -> Result<()>| {
+            |need: &[u32],
+             shingle: usize,
+             sink: &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>| {
                 sink(
                     need.iter()
-                        .map(|&i| (i, canons[i as usize].clone()))
+                        .map(|&i| (i, ShingleSeq::new(&canons[i as usize], shingle)))
                         .collect(),
                 )
             };

@@ -9,7 +9,7 @@ use crate::readers::local::{
     for_each_jsonl_line_placed, list_files, open_regular, parse_json_line, read_jsonl_line_at,
     read_text_file, LinePlace,
 };
-use crate::sign::{build_detector, DedupSettings, Detector, Verdict};
+use crate::sign::{build_detector, DedupSettings, Detector, ShingleSeq, Verdict};
 use anyhow::Result;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -283,14 +283,17 @@ pub fn run(opts: &DedupOptions) -> Result<DedupResult> {
         sigs.len(),
         // A second pass over the input: texts only for the documents that need them, each
         // chunk handed on as it is read.
-        &mut |need, sink| {
+        &mut |need, shingle, sink| {
             let wanted = |i: usize| need.binary_search(&(i as u32)).is_ok();
             read_mapped(
                 &opts.input,
                 &wanted,
                 Places::Known(&places),
-                &|| Canonicalizer::new(&stop),
-                &|c, i, _, text| (i as u32, c.canonicalize(text)),
+                &|| (Canonicalizer::new(&stop), CanonText::default()),
+                &|(c, buf), i, _, text| {
+                    c.canonicalize_into(text, buf);
+                    (i as u32, ShingleSeq::new(buf, shingle))
+                },
                 &mut *sink,
             )
         },
