@@ -407,7 +407,7 @@ fn judge_among<T: Send>(
 fn feed_texts<T: Send>(
     need: &[u32],
     shingle: usize,
-    sink: &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>,
+    sink: &mut dedup::SequenceSink,
     stop: &StopWords,
     texts: &Texts<'_, T>,
 ) -> Result<()> {

@@ -54,8 +54,10 @@ pub type FullTexts = FxHashMap<u32, CanonText>;
 /// A text is read, canonicalized and made into shingles in one task: with the shingles made in
 /// a second pass over each chunk, every canonical text was written out, then read again
 /// from memory on whichever core took it.
-pub type TextSource<'a> = dyn FnMut(&[u32], usize, &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>) -> Result<()>
-    + 'a;
+pub type TextSource<'a> = dyn FnMut(&[u32], usize, &mut SequenceSink) -> Result<()> + 'a;
+
+/// What a [`TextSource`] hands each chunk of (document, shingle sequence) to.
+pub type SequenceSink<'a> = dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()> + 'a;
 
 /// All judged pairs among `sigs` that involve one of the first `queries` documents.
 ///
@@ -76,17 +78,14 @@ pub fn find_pairs(
         grey,
         wanted: Wanted::All,
     };
-    let mut source =
-        |need: &[u32],
-         shingle: usize,
-         sink: &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>| {
-            sink(
-                full_texts(need)?
-                    .into_par_iter()
-                    .map(|(i, t)| (i, ShingleSeq::new(&t, shingle)))
-                    .collect(),
-            )
-        };
+    let mut source = |need: &[u32], shingle: usize, sink: &mut SequenceSink| {
+        sink(
+            full_texts(need)?
+                .into_par_iter()
+                .map(|(i, t)| (i, ShingleSeq::new(&t, shingle)))
+                .collect(),
+        )
+    };
     Ok(engine.find(sigs, queries, &mut source)?.pairs)
 }
 
@@ -715,16 +714,13 @@ mod tests {
             grey: &grey(),
             wanted: Wanted::All,
         };
-        let mut texts_of =
-            |need: &[u32],
-             shingle: usize,
-             sink: &mut dyn FnMut(Vec<(u32, ShingleSeq)>) -> Result<()>| {
-                sink(
-                    need.iter()
-                        .map(|&i| (i, ShingleSeq::new(&canons[i as usize], shingle)))
-                        .collect(),
-                )
-            };
+        let mut texts_of = |need: &[u32], shingle: usize, sink: &mut SequenceSink| {
+            sink(
+                need.iter()
+                    .map(|&i| (i, ShingleSeq::new(&canons[i as usize], shingle)))
+                    .collect(),
+            )
+        };
         let whole = engine.find(&sigs, queries, &mut texts_of).unwrap();
         let held: std::collections::HashSet<u64> =
             sigs[..queries].iter().flatten().copied().collect();
