@@ -53,6 +53,30 @@ const TEASER_LABELS: &[&str] = &[
 /// Share of a teaser's characters after its label that are its link.
 const TEASER_LINK_SHARE: f32 = 0.7;
 
+/// Labels that file a post under its site's tags or categories ("Topics Apple", "Posted in
+/// Blockchain, Technologies"): with a colon or without, as sites print them.
+const FILING_LABELS: &[&str] = &[
+    "tags",
+    "tag",
+    "tagged",
+    "tagged with",
+    "tagged as",
+    "topics",
+    "topic",
+    "related topics",
+    "filed under",
+    "filed in",
+    "posted in",
+    "categories",
+    "category",
+    "labels",
+    "more on these topics",
+    "explore more on these topics",
+];
+/// Share of a filing line's characters after its label that are links: every tag is one, and
+/// the commas between them are not.
+const FILING_LINK_SHARE: f32 = 0.8;
+
 impl Block {
     /// A paragraph that only points to another page: a label from [`TEASER_LABELS`], a colon,
     /// and a link ("Read more: 8 Great Benefits of Working From Home").
@@ -73,6 +97,32 @@ impl Block {
         }
         let rest = self.chars.saturating_sub(count_chars(&label) + 1);
         rest > 0 && self.link_chars as f32 >= TEASER_LINK_SHARE * rest as f32
+    }
+
+    /// A paragraph that only files the page under its tags or categories: a label from
+    /// [`FILING_LABELS`] (a colon after it or not) and then links alone.
+    pub(super) fn is_filing(&self) -> bool {
+        if !matches!(self.kind, BlockKind::Para | BlockKind::ListItem) || self.link_chars == 0 {
+            return false;
+        }
+        FILING_LABELS.iter().any(|label| {
+            let Some(after) = self
+                .text
+                .get(..label.len())
+                .filter(|head| head.eq_ignore_ascii_case(label))
+                .map(|_| &self.text[label.len()..])
+            else {
+                return false;
+            };
+            let after = after.strip_prefix(':').unwrap_or(after);
+            if !after.starts_with(char::is_whitespace) {
+                return false;
+            }
+            // The labels are ASCII: their bytes are their characters.
+            let head = (self.text.len() - after.len()) as u32;
+            let rest = self.chars.saturating_sub(head);
+            rest > 0 && self.link_chars as f32 >= FILING_LINK_SHARE * rest as f32
+        })
     }
 }
 

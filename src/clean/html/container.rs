@@ -233,7 +233,11 @@ impl Page<'_> {
         let mut prev: Option<BlockKind> = None;
         let mut take = vec![false; blocks.len()];
         for (t, b) in take.iter_mut().zip(blocks) {
-            *t = b.owner >= lo && b.owner < hi && !dropped[b.owner as usize] && !b.is_teaser();
+            *t = b.owner >= lo
+                && b.owner < hi
+                && !dropped[b.owner as usize]
+                && !b.is_teaser()
+                && !b.is_filing();
         }
         self.take_siblings(best, blocks, &mut take);
         let chosen: Vec<&Block> = blocks

@@ -524,6 +524,23 @@ fn teasers_between_paragraphs_are_dropped_but_prose_with_labels_kept() {
 }
 
 #[test]
+fn filing_lines_are_dropped_but_prose_opening_with_their_labels_kept() {
+    let html = article(&format!(
+        "<p>{PARA}</p><p><span>Topics</span> <a href='/category/apple'>Apple</a></p>\
+         <p>Posted in <a href='/c/b'>Blockchain</a>, <a href='/c/t'>Smart Contracts</a></p>\
+         <p>{PARA}</p><p>Category: <a href='/c/d'>December Comfort Watches</a></p>\
+         <p>Tags are how <a href='/t'>the archive</a> files each story by its subject.</p>\
+         <p>Topics covered include <a href='/w'>watershed ecology</a> and planning.</p>"
+    ));
+    let e = extract(&html, None);
+    assert!(!e.text.contains("Apple"), "{}", e.text);
+    assert!(!e.text.contains("Blockchain"), "{}", e.text);
+    assert!(!e.text.contains("Comfort Watches"), "{}", e.text);
+    assert!(e.text.contains("files each story"), "{}", e.text);
+    assert!(e.text.contains("watershed ecology"), "{}", e.text);
+}
+
+#[test]
 fn pleas_to_subscribe_are_not_subscribers_articles() {
     assert_eq!(name_hint("subscriptionPleaContainer-D09dM"), HINT_HARD);
     assert_eq!(name_hint("subscribebox"), HINT_HARD);
