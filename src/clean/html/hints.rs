@@ -319,6 +319,7 @@ impl<'a> Page<'a> {
         let body_text = self.nodes[self.body as usize].raw_text_chars;
         let body_chars = self.nodes[self.body as usize].raw_chars.max(1);
         let signup_boxes = self.signup_boxes();
+        let author_boxes = self.author_boxes();
         let mut in_content = vec![false; self.nodes.len()];
         for i in 1..self.nodes.len() {
             let parent = self.nodes[i].parent as usize;
@@ -331,6 +332,7 @@ impl<'a> Page<'a> {
             let hint = match (use_class, n.hint) {
                 // Known by its field, not by a name: no retry doubts it.
                 _ if signup_boxes.contains(&(i as u32)) => HINT_HARD,
+                _ if author_boxes.contains(&(i as u32)) => HINT_HARD,
                 (true, 0) if spared.is_some() && spared == n.el.map(Spared::of) => 0,
                 (true, 0) => n.class_hint,
                 (false, HINT_WEAK) => 0,
@@ -413,6 +415,24 @@ impl<'a> Page<'a> {
             }
         }
         boxes
+    }
+
+    /// The elements that the page's microdata makes its author with a description of them
+    /// (`itemprop="author"` around `itemprop="description"`): the box of the writer's
+    /// biography that closes a post. An author without a description is a byline or a forum
+    /// poster's name, which forum references keep.
+    fn author_boxes(&self) -> Vec<u32> {
+        let has_prop = |i: usize, value: &str| {
+            self.nodes[i]
+                .el
+                .and_then(|e| e.attr("itemprop"))
+                .is_some_and(|p| p.trim().eq_ignore_ascii_case(value))
+        };
+        (1..self.nodes.len())
+            .filter(|&i| has_prop(i, "author"))
+            .filter(|&i| (i + 1..self.nodes[i].end as usize).any(|d| has_prop(d, "description")))
+            .map(|i| i as u32)
+            .collect()
     }
 
     /// The class and id of hard hint that removed the most text, over every element they

@@ -155,24 +155,46 @@ pub(super) fn is_credit_line(line: &str) -> bool {
 }
 
 /// A byline or a date line ("Written by Madeline Puckette", "Published June 23, 2025",
-/// "By", "Reviewed by: Brian Stormont"), which the references leave out at the head of an
-/// article; further down, "By" lines are forum posters and brands.
+/// "By", "Reviewed by: Brian Stormont", "By Ann Lee, Bo Kim on March 12, 2026 | Comments"),
+/// which the references leave out at the head of an article; further down, "By" lines are
+/// forum posters and brands.
 pub(super) fn is_byline(line: &str) -> bool {
     const VERBS: &[&str] = &[
         "written",
         "posted",
         "published",
         "updated",
+        "last updated",
+        "last modified",
+        "last reviewed",
+        "first published",
+        "originally published",
         "reviewed",
         "edited",
         "fact checked",
         "fact-checked",
     ];
+    /// The longest byline; one with a date or a number in it (of comments, of a time) and no
+    /// words but [`JOINS`] between its names may be longer, up to `MAX_DATED_CHARS`.
     const MAX_CHARS: usize = 60;
+    const MAX_DATED_CHARS: usize = 100;
     const MAX_NAME_WORDS: usize = 4;
+    /// The only words of a long byline not a name, a date or a number.
+    const JOINS: &[&str] = &[
+        "on", "by", "at", "and", "am", "pm", "comments", "min", "read",
+    ];
     let line = line.trim();
-    if line.chars().count() > MAX_CHARS {
-        return false;
+    let chars = line.chars().count();
+    if chars > MAX_CHARS {
+        // Names, dates and counters, not a sentence ("Published in 1998, the novel …").
+        let dated = line.contains(|c: char| c.is_ascii_digit());
+        let listed = line
+            .split_whitespace()
+            .filter(|w| w.starts_with(char::is_lowercase))
+            .all(|w| JOINS.contains(&w.trim_end_matches([',', '.', ':'])));
+        if !(dated && listed && chars <= MAX_DATED_CHARS) {
+            return false;
+        }
     }
     let lower = line.to_lowercase();
     let verb = VERBS.iter().any(|v| {
@@ -180,17 +202,31 @@ pub(super) fn is_byline(line: &str) -> bool {
             .strip_prefix(v)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':', ',']))
     });
-    let by_name = match lower.strip_prefix("by") {
+    let by_names = match lower.strip_prefix("by") {
         Some("") => true,
         Some(rest) if rest.starts_with(' ') => {
-            let words: Vec<&str> = line.get(2..).unwrap_or("").split_whitespace().collect();
-            !words.is_empty()
-                && words.len() <= MAX_NAME_WORDS
-                && words.iter().all(|w| w.starts_with(char::is_uppercase))
+            // The names end where the date or the counters after them begin.
+            let names = line.get(2..).unwrap_or("");
+            let names = [" on ", "|", " - ", " – ", " — ", "•", "·"]
+                .iter()
+                .filter_map(|cut| names.find(cut))
+                .min()
+                .map_or(names, |end| &names[..end]);
+            let mut any = false;
+            names
+                .split([',', '&'])
+                .flat_map(|part| part.split(" and "))
+                .all(|name| {
+                    let words: Vec<&str> = name.split_whitespace().collect();
+                    any |= !words.is_empty();
+                    words.len() <= MAX_NAME_WORDS
+                        && words.iter().all(|w| w.starts_with(char::is_uppercase))
+                })
+                && any
         }
         _ => false,
     };
-    verb || by_name
+    verb || by_names
 }
 
 /// Drops the bylines and date lines above the first long paragraph.

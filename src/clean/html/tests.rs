@@ -47,12 +47,18 @@ fn bylines_dropped_at_the_head_only() {
             "Published June 23, 2025 10:39AM",
             "Reviewed by: Brian Stormont, CFP®",
             "Updated",
+            "Last updated on September 16th, 2023 at 09:27 am",
+            "Posted on December 18, 2025 Posted by John Scalzi 59 Comments",
+            "By Craig Randall , Alli Miles , Eszter Horanyi on March 12, 2026 | Comments",
+            "By Ann Lee and Bo Kim",
         ],
         &[
             "By manually extracting the files",
             "Bypass the cache",
             "Posters of the year",
             "Published works of the author include many books and essays on every topic",
+            "By 2030, Lee and Kim expect half of the city to ride to work",
+            "Published in 1998, the novel was translated into forty languages and sold well",
         ],
     );
     let body = "A long paragraph of the article, which is well over one hundred and fifty \
