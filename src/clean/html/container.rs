@@ -34,6 +34,13 @@ const PROSE_CHARS: u32 = 150;
 /// (Readability's values).
 const SIBLING_PARA_CHARS: u32 = 80;
 const SIBLING_LINK_DENSITY: f32 = 0.25;
+/// Cards of other posts ([`Page::teaser_cards`]): how many siblings make a run of them, the
+/// most characters of one, the share of its heading that its link is, and the share of the
+/// container that they may be and still be dropped.
+const CARD_RUN: usize = 3;
+const CARD_CHARS: u32 = 600;
+const CARD_TITLE_LINK_SHARE: f32 = 0.9;
+const CARDS_SHARE: f32 = 0.3;
 /// Lines at least this long that a quote repeats are dropped from it.
 const QUOTE_MIN_WORDS: usize = 5;
 /// Characters above the title heading that may be dropped as page furniture.
@@ -229,6 +236,11 @@ impl Page<'_> {
                 i += 1;
             }
         }
+        for card in self.teaser_cards(best) {
+            for d in &mut dropped[card..self.nodes[card].end as usize] {
+                *d = true;
+            }
+        }
         let mut out = String::new();
         let mut prev: Option<BlockKind> = None;
         let mut take = vec![false; blocks.len()];
@@ -415,6 +427,125 @@ impl Page<'_> {
             }
             k += run;
         }
+    }
+
+    /// Cards of other posts inside the container ("related posts", "latest from the blog"):
+    /// runs of at least [`CARD_RUN`] siblings of one markup (tag and first class), each a
+    /// teaser card ([`Page::is_teaser_card`]), all of them together a small share of the
+    /// container: where they are much of it, the page is a list of posts and they are its
+    /// content.
+    fn teaser_cards(&self, best: usize) -> Vec<usize> {
+        let container = &self.nodes[best];
+        let mut cards = Vec::new();
+        let mut groups: Vec<(Option<(&str, &str)>, Vec<usize>)> = Vec::new();
+        for p in best..container.end as usize {
+            if self.nodes[p].kind == Kind::Text {
+                continue;
+            }
+            // The markup is asked only where there could be a run.
+            if self.children(p).filter(|&c| self.is_teaser_card(c)).count() < CARD_RUN {
+                continue;
+            }
+            groups.clear();
+            for c in self.children(p) {
+                if self.nodes[c].kind == Kind::Text || self.nodes[c].chars == 0 {
+                    continue;
+                }
+                let sig = self.signature(c);
+                match groups.iter_mut().find(|(s, _)| *s == sig) {
+                    Some((_, members)) => members.push(c),
+                    None => groups.push((sig, vec![c])),
+                }
+            }
+            for (_, members) in groups.drain(..) {
+                // A run of cards is all of its markup's siblings: a forum's posts are of
+                // one markup, and only a few of them are short and dated under a linked
+                // title.
+                if members.len() >= CARD_RUN && members.iter().all(|&c| self.is_teaser_card(c)) {
+                    cards.extend(members);
+                }
+            }
+        }
+        let chars: u32 = cards.iter().map(|&c| self.nodes[c].chars).sum();
+        if (chars as f32) < CARDS_SHARE * container.chars as f32 {
+            cards
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A short box headed by a heading that is one link, dated: a card of another post.
+    /// (Undated, such boxes are a service's features or a manual's sections with their
+    /// anchors.)
+    fn is_teaser_card(&self, c: usize) -> bool {
+        let n = &self.nodes[c];
+        if n.kind == Kind::Text || n.chars == 0 || n.chars > CARD_CHARS || n.link_chars == 0 {
+            return false;
+        }
+        let titled = (c + 1..n.end as usize)
+            .find(|&d| matches!(self.nodes[d].kind, Kind::Heading(_)))
+            .is_some_and(|h| {
+                let h = &self.nodes[h];
+                h.chars > 0 && h.link_chars as f32 >= CARD_TITLE_LINK_SHARE * h.chars as f32
+            });
+        titled && self.has_date(c)
+    }
+
+    /// Whether the text of element `c` holds a date: a year from 1900 on beside a month's
+    /// name ("Feb 26, 2026", "11 March, 2026", "21 Nov 2025") or a date in ISO form.
+    fn has_date(&self, c: usize) -> bool {
+        const MONTHS: &[&str] = &[
+            "jan",
+            "feb",
+            "mar",
+            "apr",
+            "may",
+            "jun",
+            "jul",
+            "aug",
+            "sep",
+            "sept",
+            "oct",
+            "nov",
+            "dec",
+            "january",
+            "february",
+            "march",
+            "april",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ];
+        let year = |w: &str| {
+            w.len() == 4
+                && w.bytes().all(|b| b.is_ascii_digit())
+                && (w.starts_with("19") || w.starts_with("20"))
+        };
+        let iso = |w: &str| {
+            let mut parts = w.split('-');
+            parts.next().is_some_and(year)
+                && parts.next().is_some_and(|m| m.len() == 2)
+                && parts.next().is_some_and(|d| d.len() == 2)
+        };
+        let (mut month, mut dated) = (false, false);
+        for t in (c..self.nodes[c].end as usize).filter(|&t| self.nodes[t].kind == Kind::Text) {
+            for w in self.nodes[t]
+                .text
+                .split(|ch: char| !(ch.is_alphanumeric() || ch == '-'))
+            {
+                let lower = w.to_ascii_lowercase();
+                month |= MONTHS.contains(&lower.as_str());
+                dated |= year(w);
+                if iso(w) {
+                    return true;
+                }
+            }
+        }
+        month && dated
     }
 
     /// The outermost `<blockquote>` below the container that holds a block.

@@ -546,6 +546,63 @@ fn filing_lines_are_dropped_but_prose_opening_with_their_labels_kept() {
     assert!(e.text.contains("watershed ecology"), "{}", e.text);
 }
 
+/// `n` cards of other posts: a linked title, an excerpt and, when `dated`, a date.
+fn post_cards(n: usize, dated: bool) -> String {
+    (0..n)
+        .map(|i| {
+            let date = if dated {
+                "<span>Feb 26, 2026</span>"
+            } else {
+                ""
+            };
+            format!(
+                "<div class='post-card'><h3><a href='/blog/post-{i}'>Another story number {i}</a>\
+                 </h3><p>A short excerpt of that other story, cut off after a line.</p>{date}</div>"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dated_cards_of_other_posts_are_dropped_unless_they_are_the_page() {
+    let long: String = (0..6)
+        .map(|i| format!("<p>Paragraph {i}. {PARA}</p>"))
+        .collect();
+    let e = extract(
+        &article(&format!(
+            "{long}<div class='grid'>{}</div>",
+            post_cards(3, true)
+        )),
+        None,
+    );
+    assert!(e.text.contains("Paragraph 5."), "{}", e.text);
+    assert!(!e.text.contains("Another story"), "{}", e.text);
+    // Undated boxes under linked headings are a service's features or a manual's sections.
+    let e = extract(
+        &article(&format!(
+            "{long}<div class='grid'>{}</div>",
+            post_cards(3, false)
+        )),
+        None,
+    );
+    assert!(e.text.contains("Another story number 2"), "{}", e.text);
+    // Two are not a run.
+    let e = extract(
+        &article(&format!(
+            "{long}<div class='grid'>{}</div>",
+            post_cards(2, true)
+        )),
+        None,
+    );
+    assert!(e.text.contains("Another story number 1"), "{}", e.text);
+    // A blog's index is its cards.
+    let e = extract(
+        &article(&format!("<p>{PARA}</p>{}", post_cards(8, true))),
+        None,
+    );
+    assert!(e.text.contains("Another story number 7"), "{}", e.text);
+}
+
 #[test]
 fn pleas_to_subscribe_are_not_subscribers_articles() {
     assert_eq!(name_hint("subscriptionPleaContainer-D09dM"), HINT_HARD);
