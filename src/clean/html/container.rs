@@ -46,6 +46,9 @@ const QUOTE_MIN_WORDS: usize = 5;
 /// Characters above the title heading that may be dropped as page furniture.
 const MAX_ABOVE_TITLE: u32 = 400;
 
+/// Tag name and first class of an element ([`Page::signature`]).
+type Markup<'a> = Option<(&'a str, &'a str)>;
+
 impl Page<'_> {
     fn block_weight(b: &Block) -> f32 {
         let short_link = b.link_chars.saturating_sub(b.long_link_chars) as f32;
@@ -179,7 +182,7 @@ impl Page<'_> {
     }
 
     /// Tag name and first class, the part of markup that repeats across posts or cards.
-    fn signature(&self, i: usize) -> Option<(&str, &str)> {
+    fn signature(&self, i: usize) -> Markup<'_> {
         let el = self.nodes[i].el?;
         let class = el.attr("class").unwrap_or("");
         Some((
@@ -437,7 +440,7 @@ impl Page<'_> {
     fn teaser_cards(&self, best: usize) -> Vec<usize> {
         let container = &self.nodes[best];
         let mut cards = Vec::new();
-        let mut groups: Vec<(Option<(&str, &str)>, Vec<usize>)> = Vec::new();
+        let mut groups: Vec<(Markup<'_>, Vec<usize>)> = Vec::new();
         for p in best..container.end as usize {
             if self.nodes[p].kind == Kind::Text {
                 continue;
