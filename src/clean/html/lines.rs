@@ -123,7 +123,8 @@ fn is_placeholder_line(line: &str) -> bool {
 }
 
 /// A picture's credit on a line of its own ("Credit: Apple", "Image: SiliconANGLE/ChatGPT",
-/// "Getty Images / Holger Leue"): the caption outside a `<figcaption>`, not text.
+/// "Getty Images / Holger Leue", "(Photo by Jim Watson/AFP)", "AP Photo/Evan Vucci"): the
+/// caption outside a `<figcaption>`, not text.
 pub(super) fn is_credit_line(line: &str) -> bool {
     const LABELS: &[&str] = &[
         "credit",
@@ -140,18 +141,40 @@ pub(super) fn is_credit_line(line: &str) -> bool {
         "picture",
         "illustration",
     ];
-    const AGENCIES: &[&str] = &["getty images", "shutterstock", "istock"];
+    const BY_LABELS: &[&str] = &[
+        "photo by",
+        "photos by",
+        "photograph by",
+        "image by",
+        "illustration by",
+        "image courtesy of",
+        "photo courtesy of",
+    ];
+    const AGENCIES: &[&str] = &["getty images", "shutterstock", "istock", "ap photo/"];
     const MAX_WORDS: usize = 8;
     // Code keeps its indentation, and its keys take lower-case values ("image: nginx:1.14").
     if line.starts_with(char::is_whitespace) || line.split_whitespace().nth(MAX_WORDS).is_some() {
         return false;
     }
+    // News pages put the credit in parentheses after the picture: "(Photo by Jim Watson/AFP)".
+    let line = line.trim();
+    let line = line
+        .strip_prefix('(')
+        .and_then(|l| l.strip_suffix(')'))
+        .unwrap_or(line);
     let labelled = line.split_once(':').is_some_and(|(label, credit)| {
         credit.trim_start().starts_with(char::is_uppercase)
             && LABELS.contains(&label.trim().to_lowercase().as_str())
     });
     let lower = line.to_lowercase();
-    labelled || AGENCIES.iter().any(|a| lower.starts_with(a))
+    // "Photo by Jane Doe", "Image courtesy of NASA": a label and then a name.
+    let by = BY_LABELS.iter().any(|l| {
+        lower
+            .strip_prefix(l)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|name| line[line.len() - name.len()..].starts_with(char::is_uppercase))
+    });
+    labelled || by || AGENCIES.iter().any(|a| lower.starts_with(a))
 }
 
 /// A byline or a date line ("Written by Madeline Puckette", "Published June 23, 2025",

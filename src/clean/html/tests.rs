@@ -26,8 +26,13 @@ fn credit_lines_dropped_but_not_code_or_prose() {
             "Image: SiliconANGLE/ChatGPT",
             "Getty Images / Holger Leue",
             "Photo credit: Jane Doe",
+            "(Photo by Jim Watson/AFP via Getty Images)",
+            "AP Photo/Evan Vucci",
+            "Image courtesy of NASA",
         ],
         &[
+            "Photo by photo, the album fills up",
+            "(See the photo below.)",
             "    image: nginx:1.14.2",
             "image: busybox",
             "Credit: The committee said the results were far better than anyone expected",
