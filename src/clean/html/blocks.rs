@@ -54,7 +54,9 @@ const TEASER_LABELS: &[&str] = &[
 const TEASER_LINK_SHARE: f32 = 0.7;
 
 /// Labels that file a post under its site's tags or categories ("Topics Apple", "Posted in
-/// Blockchain, Technologies"): with a colon or without, as sites print them.
+/// Blockchain, Technologies", "Теги: экономика"): with a colon or without, as sites print
+/// them; in lower case (a page's are compared folded to it, in its letter case: one byte
+/// length for both cases in English and Russian).
 const FILING_LABELS: &[&str] = &[
     "tags",
     "tag",
@@ -72,6 +74,12 @@ const FILING_LABELS: &[&str] = &[
     "labels",
     "more on these topics",
     "explore more on these topics",
+    "теги",
+    "метки",
+    "рубрика",
+    "рубрики",
+    "темы",
+    "тема",
 ];
 /// Share of a filing line's characters after its label that are links: every tag is one, and
 /// the commas between them are not.
@@ -109,7 +117,7 @@ impl Block {
             let Some(after) = self
                 .text
                 .get(..label.len())
-                .filter(|head| head.eq_ignore_ascii_case(label))
+                .filter(|head| head.chars().flat_map(char::to_lowercase).eq(label.chars()))
                 .map(|_| &self.text[label.len()..])
             else {
                 return false;
@@ -118,8 +126,7 @@ impl Block {
             if !after.starts_with(char::is_whitespace) {
                 return false;
             }
-            // The labels are ASCII: their bytes are their characters.
-            let head = (self.text.len() - after.len()) as u32;
+            let head = count_chars(&self.text[..self.text.len() - after.len()]);
             let rest = self.chars.saturating_sub(head);
             rest > 0 && self.link_chars as f32 >= FILING_LINK_SHARE * rest as f32
         })

@@ -140,6 +140,11 @@ pub(super) fn is_credit_line(line: &str) -> bool {
         "photograph",
         "picture",
         "illustration",
+        "фото",
+        "фотография",
+        "источник фото",
+        "иллюстрация",
+        "изображение",
     ];
     const BY_LABELS: &[&str] = &[
         "photo by",
@@ -196,6 +201,10 @@ pub(super) fn is_byline(line: &str) -> bool {
         "edited",
         "fact checked",
         "fact-checked",
+        "автор",
+        "опубликовано",
+        "обновлено",
+        "дата публикации",
     ];
     /// The longest byline; one with a date or a number in it (of comments, of a time) and no
     /// words but [`JOINS`] between its names may be longer, up to `MAX_DATED_CHARS`.

@@ -29,6 +29,7 @@ fn credit_lines_dropped_but_not_code_or_prose() {
             "(Photo by Jim Watson/AFP via Getty Images)",
             "AP Photo/Evan Vucci",
             "Image courtesy of NASA",
+            "Фото: РИА Новости",
         ],
         &[
             "Photo by photo, the album fills up",
@@ -56,6 +57,8 @@ fn bylines_dropped_at_the_head_only() {
             "Posted on December 18, 2025 Posted by John Scalzi 59 Comments",
             "By Craig Randall , Alli Miles , Eszter Horanyi on March 12, 2026 | Comments",
             "By Ann Lee and Bo Kim",
+            "Автор: Иван Петров",
+            "Опубликовано 12 марта 2024",
         ],
         &[
             "By manually extracting the files",
@@ -64,6 +67,7 @@ fn bylines_dropped_at_the_head_only() {
             "Published works of the author include many books and essays on every topic",
             "By 2030, Lee and Kim expect half of the city to ride to work",
             "Published in 1998, the novel was translated into forty languages and sold well",
+            "Авторы проекта",
         ],
     );
     let body = "A long paragraph of the article, which is well over one hundred and fifty \
@@ -540,6 +544,7 @@ fn filing_lines_are_dropped_but_prose_opening_with_their_labels_kept() {
         "<p>{PARA}</p><p><span>Topics</span> <a href='/category/apple'>Apple</a></p>\
          <p>Posted in <a href='/c/b'>Blockchain</a>, <a href='/c/t'>Smart Contracts</a></p>\
          <p>{PARA}</p><p>Category: <a href='/c/d'>December Comfort Watches</a></p>\
+         <p>Теги: <a href='/t/e'>экономика</a>, <a href='/t/n'>нефть</a></p>\
          <p>Tags are how <a href='/t'>the archive</a> files each story by its subject.</p>\
          <p>Topics covered include <a href='/w'>watershed ecology</a> and planning.</p>"
     ));
@@ -547,6 +552,7 @@ fn filing_lines_are_dropped_but_prose_opening_with_their_labels_kept() {
     assert!(!e.text.contains("Apple"), "{}", e.text);
     assert!(!e.text.contains("Blockchain"), "{}", e.text);
     assert!(!e.text.contains("Comfort Watches"), "{}", e.text);
+    assert!(!e.text.contains("нефть"), "{}", e.text);
     assert!(e.text.contains("files each story"), "{}", e.text);
     assert!(e.text.contains("watershed ecology"), "{}", e.text);
 }
