@@ -579,33 +579,22 @@ fn dated_cards_of_other_posts_are_dropped_unless_they_are_the_page() {
     let long: String = (0..6)
         .map(|i| format!("<p>Paragraph {i}. {PARA}</p>"))
         .collect();
-    let e = extract(
-        &article(&format!(
+    let after_story = |n: usize, dated: bool| {
+        let html = article(&format!(
             "{long}<div class='grid'>{}</div>",
-            post_cards(3, true)
-        )),
-        None,
-    );
-    assert!(e.text.contains("Paragraph 5."), "{}", e.text);
-    assert!(!e.text.contains("Another story"), "{}", e.text);
+            post_cards(n, dated)
+        ));
+        extract(&html, None).text
+    };
+    let text = after_story(3, true);
+    assert!(text.contains("Paragraph 5."), "{text}");
+    assert!(!text.contains("Another story"), "{text}");
     // Undated boxes under linked headings are a service's features or a manual's sections.
-    let e = extract(
-        &article(&format!(
-            "{long}<div class='grid'>{}</div>",
-            post_cards(3, false)
-        )),
-        None,
-    );
-    assert!(e.text.contains("Another story number 2"), "{}", e.text);
+    let text = after_story(3, false);
+    assert!(text.contains("Another story number 2"), "{text}");
     // Two are not a run.
-    let e = extract(
-        &article(&format!(
-            "{long}<div class='grid'>{}</div>",
-            post_cards(2, true)
-        )),
-        None,
-    );
-    assert!(e.text.contains("Another story number 1"), "{}", e.text);
+    let text = after_story(2, true);
+    assert!(text.contains("Another story number 1"), "{text}");
     // A blog's index is its cards.
     let e = extract(
         &article(&format!("<p>{PARA}</p>{}", post_cards(8, true))),
