@@ -173,11 +173,14 @@ pub(super) fn is_credit_line(line: &str) -> bool {
     });
     let lower = line.to_lowercase();
     // "Photo by Jane Doe", "Image courtesy of NASA": a label and then a name.
+    // The name's case is read from the line itself, found by the label's bytes (ASCII, but
+    // folded from a line where a letter may lower to another length: then no cut is found).
     let by = BY_LABELS.iter().any(|l| {
-        lower
-            .strip_prefix(l)
-            .and_then(|rest| rest.strip_prefix(' '))
-            .is_some_and(|name| line[line.len() - name.len()..].starts_with(char::is_uppercase))
+        lower.starts_with(l)
+            && line
+                .get(l.len()..)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .is_some_and(|name| name.starts_with(char::is_uppercase))
     });
     labelled || by || AGENCIES.iter().any(|a| lower.starts_with(a))
 }

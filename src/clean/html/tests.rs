@@ -30,6 +30,8 @@ fn credit_lines_dropped_but_not_code_or_prose() {
             "AP Photo/Evan Vucci",
             "Image courtesy of NASA",
             "Фото: РИА Новости",
+            // The Kelvin sign lowers to a shorter letter: the name is still read where it is.
+            "Photo by \u{212A}elvin Lee",
         ],
         &[
             "Photo by photo, the album fills up",
