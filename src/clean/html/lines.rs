@@ -80,12 +80,17 @@ pub(super) fn is_control_line(line: &str) -> bool {
         "continue reading the main story",
         "share full article",
         "listen to this article",
+        // A sign-up form's answer, in the page before anyone signs up.
+        "thanks for signing up",
+        "thank you for signing up",
+        "thanks for subscribing",
+        "thank you for subscribing",
     ];
     let label = line.trim().trim_end_matches(|c: char| {
         c.is_whitespace()
             || matches!(
                 c,
-                '.' | '…' | '»' | '›' | '>' | ':' | '\u{2190}'..='\u{21ff}'
+                '.' | '!' | '…' | '»' | '›' | '>' | ':' | '\u{2190}'..='\u{21ff}'
             )
     });
     label.len() <= 40 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))

@@ -127,9 +127,12 @@ fn control_labels_dropped_as_lone_lines_only() {
             "Story continues below advertisement",
             "Article Continues Below",
             "Share full article",
+            "Thanks for signing up!",
+            "Read more!",
         ],
         &[
             "Read more about the harbour",
+            "Thanks for signing up, said the clerk.",
             "Loading docks",
             "Sponsored by the city",
             "The story continues below the fold, where the council's vote is reported.",
