@@ -609,6 +609,21 @@ fn dated_cards_of_other_posts_are_dropped_unless_they_are_the_page() {
 }
 
 #[test]
+fn microdata_author_boxes_with_a_description_are_dropped_but_not_bare_authors() {
+    let html = article(&format!(
+        "<p>{PARA}</p><p>Second paragraph. {PARA}</p>\
+         <p>Posted by <span itemprop='author'>Sam Poster</span> in the garden forum.</p>\
+         <div itemprop='author' itemscope itemtype='https://schema.org/Person'>\
+         <span itemprop='name'>Jane Roe</span><p itemprop='description'>Jane Roe writes about \
+         gardens and kitchens for the site, and has grown tomatoes for twenty years.</p></div>"
+    ));
+    let e = extract(&html, None);
+    assert!(e.text.contains("Second paragraph."), "{}", e.text);
+    assert!(e.text.contains("Sam Poster"), "{}", e.text);
+    assert!(!e.text.contains("grown tomatoes"), "{}", e.text);
+}
+
+#[test]
 fn pleas_to_subscribe_are_not_subscribers_articles() {
     assert_eq!(name_hint("subscriptionPleaContainer-D09dM"), HINT_HARD);
     assert_eq!(name_hint("subscribebox"), HINT_HARD);
