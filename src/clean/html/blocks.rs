@@ -269,7 +269,11 @@ impl Page<'_> {
                         cur_link.1 += n.chars;
                     }
                 }
-                Kind::Inline => {}
+                Kind::Inline => {
+                    if n.el.is_some_and(spaced_before) {
+                        soft_space = true;
+                    }
+                }
                 _ => {
                     if n.kind == Kind::ListItem {
                         marker = self.item_number(i, n, &mut ordered).map(|k| (k, n.end));
@@ -319,4 +323,20 @@ impl Page<'_> {
                 .unwrap_or(last.saturating_add(1));
         Some(*last)
     }
+}
+
+/// Whether an inline element's class names put space before it, as utility CSS does with a
+/// left padding or margin (`pl-1`, `ml-2`, `px-1`, `ms-1`): "Written by<span class="pl-1">Ann
+/// Lee</span>" reads "Written by Ann Lee" on the page, not "byAnn".
+fn spaced_before(el: &scraper::node::Element) -> bool {
+    el.attr("class").is_some_and(|class| {
+        class.split_ascii_whitespace().any(|c| {
+            ["pl-", "ml-", "px-", "mx-", "ps-", "ms-", "p-", "m-"]
+                .iter()
+                .filter_map(|prefix| c.strip_prefix(prefix))
+                .any(|size| {
+                    size != "0" && size.starts_with(|ch: char| ch.is_ascii_digit() || ch == '[')
+                })
+        })
+    })
 }

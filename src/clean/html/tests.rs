@@ -692,7 +692,9 @@ fn no_glued_words_across_cells_items_and_breaks() {
     let html = article(&format!(
         "<p>{PARA}</p><table><tr><td>alpha</td><td>beta</td></tr><tr><td>gamma</td></tr></table>\
          <ul><li>one</li><li>two</li></ul><p>left<br>right</p><div>up</div><div>down</div>\
-         <p><a href='/1'>first</a><a href='/2'>second</a></p><p>{PARA}</p>"
+         <p><a href='/1'>first</a><a href='/2'>second</a></p>\
+         <p>Sold at<span class='pl-1'>Market</span> Street by the<span class='text-sm'>se</span> traders.</p>\
+         <p>{PARA}</p>"
     ));
     let text = extract(&html, None).text;
     for glued in [
@@ -702,9 +704,12 @@ fn no_glued_words_across_cells_items_and_breaks() {
         "leftright",
         "updown",
         "firstsecond",
+        "atMarket",
     ] {
         assert!(!text.contains(glued), "{glued} in {text:?}");
     }
+    // A span without a spacing class is part of its word.
+    assert!(text.contains("by these traders"), "{text:?}");
     assert!(text.contains("one\ntwo"), "{text:?}");
     assert!(text.contains("left\nright"), "{text:?}");
 }
