@@ -103,8 +103,14 @@ impl Block {
         if !TEASER_LABELS.contains(&label.as_str()) {
             return false;
         }
-        let rest = self.chars.saturating_sub(count_chars(&label) + 1);
-        rest > 0 && self.link_chars as f32 >= TEASER_LINK_SHARE * rest as f32
+        self.links_after(count_chars(&label) + 1, TEASER_LINK_SHARE)
+    }
+
+    /// Whether at least `share` of the block's characters after its first `head` ones (its
+    /// label) are links.
+    fn links_after(&self, head: u32, share: f32) -> bool {
+        let rest = self.chars.saturating_sub(head);
+        rest > 0 && self.link_chars as f32 >= share * rest as f32
     }
 
     /// A paragraph that only files the page under its tags or categories: a label from
@@ -127,8 +133,7 @@ impl Block {
                 return false;
             }
             let head = count_chars(&self.text[..self.text.len() - after.len()]);
-            let rest = self.chars.saturating_sub(head);
-            rest > 0 && self.link_chars as f32 >= FILING_LINK_SHARE * rest as f32
+            self.links_after(head, FILING_LINK_SHARE)
         })
     }
 }

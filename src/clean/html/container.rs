@@ -440,32 +440,34 @@ impl Page<'_> {
     fn teaser_cards(&self, best: usize) -> Vec<usize> {
         let container = &self.nodes[best];
         let mut cards = Vec::new();
-        let mut groups: Vec<(Markup<'_>, Vec<usize>)> = Vec::new();
+        let mut groups: Vec<(Markup<'_>, Vec<(usize, bool)>)> = Vec::new();
         for p in best..container.end as usize {
             if self.nodes[p].kind == Kind::Text {
                 continue;
             }
+            let children: Vec<(usize, bool)> = self
+                .children(p)
+                .filter(|&c| self.nodes[c].kind != Kind::Text && self.nodes[c].chars > 0)
+                .map(|c| (c, self.is_teaser_card(c)))
+                .collect();
             // The markup is asked only where there could be a run.
-            if self.children(p).filter(|&c| self.is_teaser_card(c)).count() < CARD_RUN {
+            if children.iter().filter(|(_, card)| *card).count() < CARD_RUN {
                 continue;
             }
             groups.clear();
-            for c in self.children(p) {
-                if self.nodes[c].kind == Kind::Text || self.nodes[c].chars == 0 {
-                    continue;
-                }
+            for &(c, card) in &children {
                 let sig = self.signature(c);
                 match groups.iter_mut().find(|(s, _)| *s == sig) {
-                    Some((_, members)) => members.push(c),
-                    None => groups.push((sig, vec![c])),
+                    Some((_, members)) => members.push((c, card)),
+                    None => groups.push((sig, vec![(c, card)])),
                 }
             }
             for (_, members) in groups.drain(..) {
                 // A run of cards is all of its markup's siblings: a forum's posts are of
                 // one markup, and only a few of them are short and dated under a linked
                 // title.
-                if members.len() >= CARD_RUN && members.iter().all(|&c| self.is_teaser_card(c)) {
-                    cards.extend(members);
+                if members.len() >= CARD_RUN && members.iter().all(|(_, card)| *card) {
+                    cards.extend(members.into_iter().map(|(c, _)| c));
                 }
             }
         }
@@ -540,8 +542,7 @@ impl Page<'_> {
                 .text
                 .split(|ch: char| !(ch.is_alphanumeric() || ch == '-'))
             {
-                let lower = w.to_ascii_lowercase();
-                month |= MONTHS.contains(&lower.as_str());
+                month |= MONTHS.iter().any(|m| m.eq_ignore_ascii_case(w));
                 dated |= year(w);
                 if iso(w) {
                     return true;
