@@ -245,13 +245,7 @@ pub(super) fn is_byline(line: &str) -> bool {
     let by_names = match lower.strip_prefix("by") {
         Some("") => true,
         Some(rest) if rest.starts_with(' ') => {
-            // The names end where the date or the counters after them begin.
-            let names = line.get(2..).unwrap_or("");
-            let names = [" on ", "|", " - ", " – ", " — ", "•", "·"]
-                .iter()
-                .filter_map(|cut| names.find(cut))
-                .min()
-                .map_or(names, |end| &names[..end]);
+            let names = names_of(line.get(2..).unwrap_or(""));
             let mut any = false;
             names
                 .split([',', '&'])
@@ -269,6 +263,16 @@ pub(super) fn is_byline(line: &str) -> bool {
     verb || by_names
 }
 
+/// The names a byline gives after its label, which end where the date or the counters after
+/// them begin ("Ann Lee, Bo Kim on March 12, 2026 | Comments").
+fn names_of(rest: &str) -> &str {
+    [" on ", "|", " - ", " – ", " — ", "•", "·"]
+        .iter()
+        .filter_map(|cut| rest.find(cut))
+        .min()
+        .map_or(rest, |end| &rest[..end])
+}
+
 /// Drops the bylines and date lines above the first long paragraph.
 pub(super) fn drop_head_bylines(text: String) -> String {
     /// A line this long is the article's text: the head ends there.
@@ -282,6 +286,104 @@ pub(super) fn drop_head_bylines(text: String) -> String {
         head &= in_head(l);
         head && is_byline(l)
     })
+}
+
+/// The name a tail byline gives ("Written by Cassidy Horton", "By infuy", "Author: Ann Lee"),
+/// up to the date or counters after it: one to four words, no digits.
+fn byline_name(line: &str) -> Option<&str> {
+    const LABELS: &[&str] = &["written by ", "posted by ", "by ", "author: ", "автор: "];
+    const MAX_NAME_WORDS: usize = 4;
+    let line = line.trim();
+    let rest = LABELS.iter().find_map(|label| {
+        let head = line.get(..label.len())?;
+        (head.to_lowercase() == *label).then(|| &line[label.len()..])
+    })?;
+    let name = names_of(rest).trim();
+    let words = name.split_whitespace().count();
+    ((1..=MAX_NAME_WORDS).contains(&words) && !name.contains(|c: char| c.is_ascii_digit()))
+        .then_some(name)
+}
+
+/// Whether `para` is a short biography of `name`: it names them among its first words
+/// ("Cassidy Horton is a finance writer …", "Infuy is an international …") or, under a
+/// byline of capitalised names, says what a writer is ("James Beard Award-winning author …").
+fn is_biography_of(para: &str, name: &str, capitalised: bool) -> bool {
+    const MIN_CHARS: usize = 40;
+    const MAX_CHARS: usize = 1000;
+    const FIRST_WORDS: usize = 12;
+    const WRITERS: &[&str] = &[
+        "author",
+        "writer",
+        "editor",
+        "journalist",
+        "reporter",
+        "columnist",
+        "contributor",
+        "blogger",
+        "founder",
+        "co-founder",
+        "co-founded",
+        "автор",
+        "журналист",
+        "редактор",
+    ];
+    let chars = para.chars().count();
+    if para.contains('\n') || !(MIN_CHARS..=MAX_CHARS).contains(&chars) {
+        return false;
+    }
+    let first: Vec<String> = para
+        .split_whitespace()
+        .take(FIRST_WORDS)
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-')
+                .to_lowercase()
+        })
+        .collect();
+    let named = name
+        .split_whitespace()
+        .filter(|w| w.chars().count() >= 3)
+        .any(|w| first.contains(&w.to_lowercase()));
+    named
+        || capitalised
+            && first
+                .iter()
+                .any(|w| WRITERS.iter().any(|k| w.trim_end_matches('s') == *k))
+}
+
+/// Drops an author's box below the article's head: a byline on a paragraph of its own and the
+/// short biography after it ([`is_biography_of`]). A byline followed by anything else stays
+/// (a forum's poster over their post, a brand over its product).
+pub(super) fn drop_author_boxes(text: String) -> String {
+    /// A paragraph this long is the article's text: the head ends there.
+    const BODY_CHARS: usize = 150;
+    let paras: Vec<&str> = text.split("\n\n").collect();
+    let Some(body) = paras.iter().position(|p| p.chars().count() >= BODY_CHARS) else {
+        return text;
+    };
+    let mut drop = vec![false; paras.len()];
+    for i in body + 1..paras.len().saturating_sub(1) {
+        let line = paras[i].trim();
+        if line.contains('\n') {
+            continue;
+        }
+        let Some(name) = byline_name(line) else {
+            continue;
+        };
+        if is_biography_of(paras[i + 1].trim(), name, is_byline(line)) {
+            drop[i] = true;
+            drop[i + 1] = true;
+        }
+    }
+    if !drop.contains(&true) {
+        return text;
+    }
+    let kept: Vec<&str> = paras
+        .iter()
+        .zip(&drop)
+        .filter(|(_, d)| !**d)
+        .map(|(p, _)| *p)
+        .collect();
+    kept.join("\n\n")
 }
 
 pub(super) fn is_furniture_line(line: &str) -> bool {

@@ -57,7 +57,7 @@ mod whitespace;
 use crate::markup::{self, Limits, TooComplex};
 use arena::Page;
 use jsonld::keep_declared_lines;
-use lines::{drop_furniture_lines, drop_head_bylines, drop_repeated_runs};
+use lines::{drop_author_boxes, drop_furniture_lines, drop_head_bylines, drop_repeated_runs};
 use whitespace::{count_chars, normalize_space};
 
 /// Main text and title extracted from one HTML page.
@@ -128,7 +128,9 @@ pub fn extract_within(
             }
         }
     }
-    let text = drop_head_bylines(drop_repeated_runs(drop_furniture_lines(text)));
+    let text = drop_head_bylines(drop_author_boxes(drop_repeated_runs(drop_furniture_lines(
+        text,
+    ))));
     Ok(Extracted { title, text })
 }
 

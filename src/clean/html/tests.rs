@@ -1,8 +1,8 @@
 use super::hints::{name_hint, HINT_COMMENTS, HINT_CONTENT, HINT_HARD, HINT_LAYOUT, HINT_WEAK};
 use super::jsonld::{json_strings_for_key, keep_declared_lines};
 use super::lines::{
-    drop_head_bylines, is_byline, is_control_line, is_counter_line, is_credit_line,
-    is_furniture_line,
+    drop_author_boxes, drop_head_bylines, is_byline, is_control_line, is_counter_line,
+    is_credit_line, is_furniture_line,
 };
 use super::*;
 use std::time::{Duration, Instant};
@@ -84,6 +84,59 @@ fn bylines_dropped_at_the_head_only() {
     );
     let short = "By Ann Smith\n\nA short note.".to_string();
     assert_eq!(drop_head_bylines(short), "A short note.");
+}
+
+#[test]
+fn author_boxes_below_the_article_dropped() {
+    let body = "A long paragraph of the article, which is well over one hundred and fifty \
+                characters long, so that the head of the text (its title, byline and date) ends right here.";
+    let boxed = |byline: &str, bio: &str| format!("{body}\n\n{byline}\n\n{bio}\n\nThe footer.");
+    for (byline, bio) in [
+        (
+            "Written by Cassidy Horton",
+            "Cassidy Horton is a finance writer who is passionate about helping people.",
+        ),
+        (
+            "By infuy",
+            "Infuy is an international technology company specialized in outsourcing services.",
+        ),
+        (
+            "Written by Madeline Puckette",
+            "James Beard Award-winning author and Wine Communicator of the Year. @WineFolly",
+        ),
+        (
+            "Автор: Иван Петров",
+            "Иван Петров — журналист, пишет о науке и технике с 2010 года.",
+        ),
+    ] {
+        assert_eq!(
+            drop_author_boxes(boxed(byline, bio)),
+            format!("{body}\n\nThe footer."),
+            "{byline}"
+        );
+    }
+    for (byline, next) in [
+        // A forum's poster over their post, a brand over its product.
+        (
+            "by Quady",
+            "Has he got an oven ready plan though? I doubt it very much.",
+        ),
+        (
+            "By Wade Logan®",
+            "Beige Performance Chenille, the sofa of the season.",
+        ),
+        // A byline whose next paragraph is not about a writer.
+        (
+            "By Ann Lee",
+            "The council met on Tuesday to vote on the new budget for schools.",
+        ),
+    ] {
+        let text = boxed(byline, next);
+        assert_eq!(drop_author_boxes(text.clone()), text, "{byline}");
+    }
+    // In the head, a byline and a first paragraph naming the writer are the article's.
+    let head = format!("By Ann Lee\n\nAnn Lee reports from the city council meeting.\n\n{body}");
+    assert_eq!(drop_author_boxes(head.clone()), head);
 }
 
 #[test]
