@@ -96,6 +96,32 @@ pub(super) fn is_control_line(line: &str) -> bool {
     label.len() <= 40 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
 }
 
+/// The text an embedded post shows until its script runs ("View this post on Instagram",
+/// "View post on imgur.com", "A post shared by Ann (@ann)", "Watch on YouTube"): the embed
+/// code's fallback, not the article's text.
+fn is_embed_fallback_line(line: &str) -> bool {
+    const VIEW: &[&str] = &[
+        "view post on ",
+        "view this post on ",
+        "view on ",
+        "watch on ",
+    ];
+    const MAX_CHARS: usize = 120;
+    let line = line.trim();
+    if line.len() > MAX_CHARS {
+        return false;
+    }
+    let lower = line.to_lowercase();
+    let viewed = VIEW.iter().any(|v| {
+        lower
+            .strip_prefix(v)
+            .is_some_and(|site| !site.is_empty() && !site.contains(char::is_whitespace))
+    });
+    let shared =
+        lower.starts_with("a post shared by ") && lower.contains("(@") && lower.ends_with(')');
+    viewed || shared
+}
+
 /// A forum poster's statistics ("Posts: 7", "Joined: Sep 2019"), printed
 /// beside every post.
 fn is_member_stat_line(line: &str) -> bool {
@@ -392,10 +418,12 @@ pub(super) fn is_furniture_line(line: &str) -> bool {
         || is_member_stat_line(line)
         || is_placeholder_line(line)
         || is_credit_line(line)
+        || is_embed_fallback_line(line)
 }
 
 /// Drops the lines that are page furniture (counters, control labels, member
-/// statistics, placeholders, picture credits), and paragraphs left empty by that.
+/// statistics, placeholders, picture credits, embeds' fallbacks), and paragraphs left empty
+/// by that.
 pub(super) fn drop_furniture_lines(text: String) -> String {
     if !text.lines().any(is_furniture_line) {
         return text;

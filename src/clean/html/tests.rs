@@ -140,6 +140,25 @@ fn author_boxes_below_the_article_dropped() {
 }
 
 #[test]
+fn embed_fallbacks_dropped_but_not_sentences_about_viewing() {
+    check_lines(
+        is_furniture_line,
+        &[
+            "View this post on Instagram",
+            "View post on imgur.com",
+            "A post shared by House Plant House. (@_houseplanthouse)",
+            "Watch on YouTube",
+        ],
+        &[
+            "View on the harbour from the hotel terrace",
+            "Watch on",
+            "A post shared by many readers last week",
+            "View post on",
+        ],
+    );
+}
+
+#[test]
 fn counter_lines_dropped() {
     check_lines(
         is_counter_line,
