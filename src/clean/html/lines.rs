@@ -93,7 +93,13 @@ pub(super) fn is_control_line(line: &str) -> bool {
                 '.' | '!' | '…' | '»' | '›' | '>' | ':' | '\u{2190}'..='\u{21ff}'
             )
     });
+    // WordPress prints this under every comment form its spam filter guards.
+    const SPAM_NOTE: &str = "this site uses akismet to reduce spam";
     label.len() <= 40 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
+        || label.len() <= 100
+            && label
+                .get(..SPAM_NOTE.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(SPAM_NOTE))
 }
 
 /// The text an embedded post shows until its script runs ("View this post on Instagram",

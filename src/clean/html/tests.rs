@@ -201,9 +201,12 @@ fn control_labels_dropped_as_lone_lines_only() {
             "Share full article",
             "Thanks for signing up!",
             "Read more!",
+            "This site uses Akismet to reduce spam. Learn how your comment data is processed.",
         ],
         &[
             "Read more about the harbour",
+            "This site uses Akismet to reduce spam, and here is how Akismet decides what spam is: \
+             it compares every comment with millions of others.",
             "Thanks for signing up, said the clerk.",
             "Loading docks",
             "Sponsored by the city",
