@@ -82,6 +82,7 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     }
     collection::refuse_emptied_store(&out)?;
     let mut store = Store::open(&store_path)?;
+    store.keep_temporary_files_in_memory()?;
     if store.meta("build_state")?.as_deref() != Some("complete") {
         return Err(crate::error::bad_input(format!(
             "{}: the build of this collection was interrupted; rerun `collect build` to finish it",

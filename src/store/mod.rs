@@ -809,6 +809,19 @@ impl Store {
             .at(&self.path)
     }
 
+    /// Keeps this connection's temporary files in memory: the statement journals that the
+    /// manifest triggers make every update of a document write, which otherwise go to a file
+    /// in the temporary directory (an update of 1,000 newcomers into a 100,000-document store,
+    /// `/var/tmp` on ext4: recording the statuses 21 → 11 ms, the whole update 0.30 → 0.29 s,
+    /// 7 runs alternated; with the directory on tmpfs no change shows). For the small writes
+    /// of `collect update`: a build's index sorts would hold their runs in memory too, so it
+    /// keeps the default.
+    pub fn keep_temporary_files_in_memory(&self) -> Result<()> {
+        self.conn
+            .pragma_update(None, "temp_store", "MEMORY")
+            .at(&self.path)
+    }
+
     /// Sets a value in the meta table.
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
         self.conn
