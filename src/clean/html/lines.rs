@@ -336,6 +336,45 @@ fn byline_name(line: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// Words that say what a writer is, in a biography ("James Beard Award-winning author …") or
+/// in a role under a name ("Former Staff Writer", "Product Analytics Expert").
+const WRITERS: &[&str] = &[
+    "author",
+    "writer",
+    "editor",
+    "journalist",
+    "reporter",
+    "columnist",
+    "contributor",
+    "blogger",
+    "founder",
+    "co-founder",
+    "co-founded",
+    "автор",
+    "журналист",
+    "редактор",
+];
+
+/// Words of a role under a name beyond [`WRITERS`]' ("Head of Product", "Senior Analyst").
+const ROLES: &[&str] = &[
+    "expert",
+    "analyst",
+    "manager",
+    "head",
+    "director",
+    "specialist",
+    "engineer",
+    "designer",
+    "staff",
+    "tester",
+    "lead",
+    "officer",
+    "consultant",
+    "strategist",
+    "researcher",
+    "scientist",
+];
+
 /// Whether `para` is a short biography of `name`: it names them among its first words
 /// ("Cassidy Horton is a finance writer …", "Infuy is an international …") or, under a
 /// byline of capitalised names, says what a writer is ("James Beard Award-winning author …").
@@ -343,22 +382,6 @@ fn is_biography_of(para: &str, name: &str, capitalised: bool) -> bool {
     const MIN_CHARS: usize = 40;
     const MAX_CHARS: usize = 1000;
     const FIRST_WORDS: usize = 12;
-    const WRITERS: &[&str] = &[
-        "author",
-        "writer",
-        "editor",
-        "journalist",
-        "reporter",
-        "columnist",
-        "contributor",
-        "blogger",
-        "founder",
-        "co-founder",
-        "co-founded",
-        "автор",
-        "журналист",
-        "редактор",
-    ];
     let chars = para.chars().count();
     if para.contains('\n') || !(MIN_CHARS..=MAX_CHARS).contains(&chars) {
         return false;
@@ -382,6 +405,79 @@ fn is_biography_of(para: &str, name: &str, capitalised: bool) -> bool {
                 .any(|w| WRITERS.iter().any(|k| w.trim_end_matches('s') == *k))
 }
 
+/// A box's heading over the people who wrote or tested the article ("About the author",
+/// "Meet the testers").
+fn is_author_label(line: &str) -> bool {
+    const LABELS: &[&str] = &[
+        "author",
+        "authors",
+        "about the author",
+        "about the authors",
+        "meet the author",
+        "meet the authors",
+        "meet the testers",
+        "meet the experts",
+        "meet the team",
+        "об авторе",
+        "об авторах",
+    ];
+    let label = line.trim().trim_end_matches(':').to_lowercase();
+    LABELS.contains(&label.as_str())
+}
+
+/// Where the people of an author's box that begins at paragraph `from` end: each a name on a
+/// paragraph of its own ("Adrien Ramirez") and at least one of their role ("Former Staff
+/// Writer"), their handle ("@itsaramkat") or a biography naming them, in that order.
+/// Returns `from` when no such person follows.
+fn people_after(paras: &[&str], from: usize) -> usize {
+    const MAX_NAME_CHARS: usize = 40;
+    const MAX_ROLE_CHARS: usize = 80;
+    const MAX_ROLE_WORDS: usize = 10;
+    let is_name = |p: &str| {
+        let words: Vec<&str> = p.split_whitespace().collect();
+        (2..=4).contains(&words.len())
+            && p.chars().count() <= MAX_NAME_CHARS
+            && words.iter().all(|w| w.starts_with(char::is_uppercase))
+            && !p.contains(|c: char| c.is_ascii_digit() || matches!(c, '.' | ':' | '!' | '?'))
+    };
+    // A role may look like a name ("Former Staff Writer"): then its words tell it.
+    let is_role = |p: &str| {
+        let says_role = || {
+            p.split(|c: char| !c.is_alphanumeric() && c != '-')
+                .any(|w| {
+                    let w = w.to_lowercase();
+                    let w = w.trim_end_matches('s');
+                    WRITERS.contains(&w) || ROLES.contains(&w)
+                })
+        };
+        p.starts_with(char::is_uppercase)
+            && p.chars().count() <= MAX_ROLE_CHARS
+            && p.split_whitespace().count() <= MAX_ROLE_WORDS
+            && !p.ends_with(['.', '!', '?', ':'])
+            && (!is_name(p) || says_role())
+    };
+    let is_handle = |p: &str| p.starts_with('@') && !p.contains(char::is_whitespace);
+    let at = |j: usize| paras.get(j).map(|p| p.trim()).filter(|p| !p.contains('\n'));
+    let mut end = from;
+    while let Some(name) = at(end).filter(|p| is_name(p)) {
+        let mut j = end + 1;
+        if at(j).is_some_and(is_role) {
+            j += 1;
+        }
+        if at(j).is_some_and(is_handle) {
+            j += 1;
+        }
+        if at(j).is_some_and(|p| is_biography_of(p, name, true)) {
+            j += 1;
+        }
+        if j == end + 1 {
+            break;
+        }
+        end = j;
+    }
+    end
+}
+
 /// Drops an author's box below the article's head: a byline on a paragraph of its own and the
 /// short biography after it ([`is_biography_of`]). A byline followed by anything else stays
 /// (a forum's poster over their post, a brand over its product).
@@ -396,6 +492,13 @@ pub(super) fn drop_author_boxes(text: String) -> String {
     for i in body + 1..paras.len().saturating_sub(1) {
         let line = paras[i].trim();
         if line.contains('\n') {
+            continue;
+        }
+        if is_author_label(line) {
+            let end = people_after(&paras, i + 1);
+            if end > i + 1 {
+                drop[i..end].iter_mut().for_each(|d| *d = true);
+            }
             continue;
         }
         let Some(name) = byline_name(line) else {

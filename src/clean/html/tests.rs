@@ -137,6 +137,22 @@ fn author_boxes_below_the_article_dropped() {
     // In the head, a byline and a first paragraph naming the writer are the article's.
     let head = format!("By Ann Lee\n\nAnn Lee reports from the city council meeting.\n\n{body}");
     assert_eq!(drop_author_boxes(head.clone()), head);
+    // A box under a label: each person's name and their role, handle or biography.
+    let people = format!(
+        "{body}\n\nMeet the testers\n\nAdrien Ramirez\n\nFormer Staff Writer\n\n@itsaramkat\n\n\
+         Adrien has over 4 years of experience covering laptops.\n\nJoanna Nelius\n\n\
+         Senior Editor, Tech\n\nThe footer."
+    );
+    assert_eq!(drop_author_boxes(people), format!("{body}\n\nThe footer."));
+    for kept in [
+        // The label over a sentence about the writer, which the text keeps.
+        "About the Author\n\nAuthor Matt Check is the Head Winemaker of Cellar Beast.",
+        // A name with nothing about them after it.
+        "Author\n\nAnn Lee\n\nThe council met on Tuesday to vote on the budget for schools.",
+    ] {
+        let text = format!("{body}\n\n{kept}");
+        assert_eq!(drop_author_boxes(text.clone()), text, "{kept}");
+    }
 }
 
 #[test]
