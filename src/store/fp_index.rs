@@ -15,7 +15,11 @@
 //! touches no bucket. When the documents after the split outnumber a share of those before it,
 //! the next [`Store::index_postings`] makes the index again up to the newest document.
 //!
-//! The split and the buckets' width live in one meta value written in the transaction that
+//! Beside the buckets, a Bloom filter of the index's fingerprints ([`Filter`], `fp_filter`)
+//! tells a lookup which of the fingerprints asked for the index may hold, so that it reads
+//! the buckets of those alone: an update's newcomers are mostly new text.
+//!
+//! The split and the widths of the buckets and the filter live in one meta value written in the transaction that
 //! writes the buckets, so they can never disagree with them; without it (a build is storing
 //! documents, or was killed before making the index, or the store was just migrated) every
 //! signature is read in order.
@@ -24,9 +28,10 @@ use crate::error::StoreCorrupt;
 use crate::store::signature::unpack_into;
 use crate::store::{At, Store};
 use anyhow::Result;
+use rusqlite::OptionalExtension;
 use rustc_hash::FxHashSet;
 
-/// The meta key of the index's state: "SPLIT BITS".
+/// The meta key of the index's state: "SPLIT BITS FILTER" ([`parse_state`]).
 const STATE: &str = "fp_index";
 
 /// Pairs a bucket holds on average, at most: 2.4 KB, so that a bucket with a few more than
@@ -93,8 +98,80 @@ enum Split {
     /// No index: every signature is read in order.
     Missing,
     /// An index of the documents up to `split`, in buckets by the top `bits` bits of the
-    /// fingerprint; those after it are read in order.
-    At { split: i64, bits: u32 },
+    /// fingerprint; those after it are read in order. `filter`: the width of the index's
+    /// filter ([`Filter`]), 0 for an index made before there was one.
+    At { split: i64, bits: u32, filter: u32 },
+}
+
+/// Which fingerprints the index may hold: a bit array (a Bloom filter) with two bits set for
+/// each fingerprint of the index, read by a lookup before any bucket. An update's newcomers
+/// are mostly new text: of the 41,441 fingerprints of 1,000 newcomers to a 100,000-document
+/// store, 1,827 are in the index, but reading the buckets of all of them read most of the
+/// index (32,768 buckets), so the lookup's cost followed the store's size. A fingerprint the
+/// index lacks passes the filter by chance once in about fifteen; one it holds always does.
+struct Filter {
+    words: Vec<u64>,
+    bits: u32,
+}
+
+/// Filter bits for each (fingerprint, document) pair, at least (rounded up to a power of two).
+const FILTER_BITS_PER_PAIR: u64 = 4;
+
+/// The widest filter: 2^30 bits, 128 MiB, for a billion pairs and beyond.
+const MAX_FILTER_BITS: u32 = 30;
+
+impl Filter {
+    /// An empty filter for an index of `pairs` pairs.
+    fn for_pairs(pairs: u64) -> Filter {
+        let want = (pairs * FILTER_BITS_PER_PAIR).max(64);
+        let bits = (64 - (want - 1).leading_zeros()).min(MAX_FILTER_BITS);
+        Filter {
+            words: vec![0; (1usize << bits) / 64],
+            bits,
+        }
+    }
+
+    /// The filter stored as `bytes`, `bits` wide; None when the bytes are not that many.
+    fn read(bytes: &[u8], bits: u32) -> Option<Filter> {
+        if !(6..=MAX_FILTER_BITS).contains(&bits) || bytes.len() != (1usize << bits) / 8 {
+            return None;
+        }
+        let words = bytes
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8")))
+            .collect();
+        Some(Filter { words, bits })
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.words.len() * 8);
+        for w in &self.words {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// The two bits of `key`: its top bits, and the top bits of its low half (the key is a
+    /// mix whose bits are independent, so the two places are too).
+    fn places(&self, key: u64) -> [usize; 2] {
+        let shift = 64 - self.bits;
+        [
+            (key >> shift) as usize,
+            (key.rotate_left(32) >> shift) as usize,
+        ]
+    }
+
+    fn insert(&mut self, key: u64) {
+        for at in self.places(key) {
+            self.words[at / 64] |= 1 << (at % 64);
+        }
+    }
+
+    fn may_hold(&self, key: u64) -> bool {
+        self.places(key)
+            .iter()
+            .all(|&at| self.words[at / 64] & (1 << (at % 64)) != 0)
+    }
 }
 
 /// The key the index orders a fingerprint by: splitmix64's finalizer, a bijection whose top
@@ -106,6 +183,22 @@ fn key_of(fp: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The split and the widths of the buckets and the filter that the index's state gives:
+/// "SPLIT BITS FILTER", or "SPLIT BITS" for an index made before there was a filter (width 0).
+fn parse_state(state: &str) -> Option<(i64, u32, u32)> {
+    let fields: Vec<&str> = state.split(' ').collect();
+    let (split, bits, filter) = match fields.as_slice() {
+        [split, bits] => (split, bits, "0"),
+        [split, bits, filter] => (split, bits, *filter),
+        _ => return None,
+    };
+    Some((
+        split.parse().ok()?,
+        bits.parse().ok()?,
+        filter.parse().ok()?,
+    ))
 }
 
 /// The bucket of `key` among `1 << bits`.
@@ -152,15 +245,36 @@ impl Store {
         let Some(state) = self.meta(STATE)? else {
             return Ok(Split::Missing);
         };
-        let parsed = state
-            .split_once(' ')
-            .and_then(|(split, bits)| Some((split.parse().ok()?, bits.parse().ok()?)));
-        match parsed {
-            Some((split, bits)) if bits <= 48 => Ok(Split::At { split, bits }),
+        match parse_state(&state) {
+            Some((split, bits, filter)) if bits <= 48 && filter <= MAX_FILTER_BITS => {
+                Ok(Split::At {
+                    split,
+                    bits,
+                    filter,
+                })
+            }
             _ => Err(self.damaged(format!(
                 "the fingerprint index has an unreadable state: {state:?}"
             ))),
         }
+    }
+
+    /// The index's filter, `bits` wide.
+    fn fp_filter(&self, bits: u32) -> Result<Filter> {
+        let bytes: Option<Vec<u8>> = self
+            .conn
+            .query_row("SELECT bits FROM fp_filter WHERE part = 0", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .at(&self.path)?;
+        let len = bytes.as_ref().map(Vec::len);
+        bytes.and_then(|b| Filter::read(&b, bits)).ok_or_else(|| {
+            self.damaged(format!(
+                "the fingerprint index's filter of 2^{bits} bits is {}",
+                len.map_or("missing".to_string(), |n| format!("{n} bytes"))
+            ))
+        })
     }
 
     /// Drops the fingerprint index while a build stores documents, so that lookups never take
@@ -168,7 +282,7 @@ impl Store {
     pub fn defer_postings_index(&self) -> Result<()> {
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         tx.execute_batch(&format!(
-            "DELETE FROM meta WHERE key = '{STATE}'; DELETE FROM fp_buckets;"
+            "DELETE FROM meta WHERE key = '{STATE}'; DELETE FROM fp_buckets; DELETE FROM fp_filter;"
         ))
         .at(&self.path)?;
         tx.commit().at(&self.path)
@@ -250,7 +364,9 @@ impl Store {
         let bits = bits_for(pairs);
         let buckets = 1u64 << bits;
         let passes = pairs.div_ceil(pass_entries).clamp(1, buckets);
-        tx.execute_batch("DELETE FROM fp_buckets;").at(&self.path)?;
+        let mut filter = Filter::for_pairs(pairs);
+        tx.execute_batch("DELETE FROM fp_buckets; DELETE FROM fp_filter;")
+            .at(&self.path)?;
         let mut write = tx
             .prepare("INSERT INTO fp_buckets(bucket, entries) VALUES (?1, ?2)")
             .at(&self.path)?;
@@ -272,6 +388,9 @@ impl Store {
                 // a branch on the key, taken at random, cost more than the writes.
                 for &fp in fps {
                     let key = key_of(fp);
+                    if pass == 0 {
+                        filter.insert(key);
+                    }
                     entries[kept] = Pair {
                         key,
                         doc: doc as u32,
@@ -298,9 +417,14 @@ impl Store {
         }
         drop(write);
         tx.execute(
+            "INSERT INTO fp_filter(part, bits) VALUES (0, ?1)",
+            [filter.bytes()],
+        )
+        .at(&self.path)?;
+        tx.execute(
             "INSERT INTO meta(key, value) VALUES (?1, ?2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            rusqlite::params![STATE, format!("{newest} {bits}")],
+            rusqlite::params![STATE, format!("{newest} {bits} {}", filter.bits)],
         )
         .at(&self.path)?;
         tx.commit().at(&self.path)
@@ -309,8 +433,15 @@ impl Store {
     /// What is wrong with the fingerprint index, for `collect doctor`: an unreadable state, or
     /// buckets that are not whole entries.
     pub(crate) fn fp_index_problems(&self) -> Result<Vec<String>> {
-        if let Err(e) = self.fp_split() {
-            return Ok(vec![format!("{e:#}")]);
+        let filter = match self.fp_split() {
+            Err(e) => return Ok(vec![format!("{e:#}")]),
+            Ok(Split::At { filter, .. }) => filter,
+            Ok(Split::Missing) => 0,
+        };
+        if filter > 0 {
+            if let Err(e) = self.fp_filter(filter) {
+                return Ok(vec![format!("{e:#}")]);
+            }
         }
         let mut stmt = self
             .conn
@@ -340,9 +471,17 @@ impl Store {
         let mut found = Vec::new();
         let after = match self.fp_split()? {
             Split::Missing => 0,
-            Split::At { split, bits } => {
-                let mut keyed: Vec<(u64, u64)> =
-                    wanted.iter().map(|&fp| (key_of(fp), fp)).collect();
+            Split::At {
+                split,
+                bits,
+                filter,
+            } => {
+                let filter = (filter > 0).then(|| self.fp_filter(filter)).transpose()?;
+                let mut keyed: Vec<(u64, u64)> = wanted
+                    .iter()
+                    .map(|&fp| (key_of(fp), fp))
+                    .filter(|&(key, _)| filter.as_ref().is_none_or(|f| f.may_hold(key)))
+                    .collect();
                 keyed.sort_unstable();
                 self.indexed_postings(&keyed, bits, &mut found)?;
                 split
@@ -501,12 +640,26 @@ mod tests {
             add(&store, num, &[7, 100 + num as u64, u64::MAX - num as u64]);
         }
         store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At { split: 16, bits: 0 });
+        assert!(matches!(
+            store.fp_split().unwrap(),
+            Split::At {
+                split: 16,
+                bits: 0,
+                ..
+            }
+        ));
         add(&store, 17, &[7, 8]);
         add(&store, 18, &[8]);
         store.index_postings().unwrap();
         // Two recent documents against sixteen: within the share, no new index.
-        assert_eq!(store.fp_split().unwrap(), Split::At { split: 16, bits: 0 });
+        assert!(matches!(
+            store.fp_split().unwrap(),
+            Split::At {
+                split: 16,
+                bits: 0,
+                ..
+            }
+        ));
         assert_eq!(lookup(&store, 7), (1..=17).collect::<Vec<_>>());
         assert_eq!(lookup(&store, 8), vec![17, 18]);
         assert_eq!(lookup(&store, 105), vec![5]);
@@ -592,7 +745,10 @@ mod tests {
         add_neighbours(&store, 400, 40);
         // Sorted 5,000 pairs at a time: seven passes.
         store.make_fp_index(5_000, Signed::Stored).unwrap();
-        let Split::At { split: 400, bits } = store.fp_split().unwrap() else {
+        let Split::At {
+            split: 400, bits, ..
+        } = store.fp_split().unwrap()
+        else {
             panic!("{:?}", store.fp_split());
         };
         // 400 × 81 pairs: 2^8 buckets of 127 on average.
@@ -667,15 +823,89 @@ mod tests {
         add(&store, 10, &[1]);
         store.index_postings().unwrap();
         // Two after the split against eight: one in four, not more.
-        assert_eq!(store.fp_split().unwrap(), Split::At { split: 8, bits: 0 });
+        assert!(matches!(
+            store.fp_split().unwrap(),
+            Split::At {
+                split: 8,
+                bits: 0,
+                ..
+            }
+        ));
         add(&store, 11, &[1]);
         store.index_postings().unwrap();
-        assert_eq!(store.fp_split().unwrap(), Split::At { split: 11, bits: 0 });
+        assert!(matches!(
+            store.fp_split().unwrap(),
+            Split::At {
+                split: 11,
+                bits: 0,
+                ..
+            }
+        ));
         assert_eq!(lookup(&store, 1), vec![1, 9, 10, 11]);
         store.defer_postings_index().unwrap();
         assert_eq!(store.fp_split().unwrap(), Split::Missing);
         assert_eq!(buckets(&store), 0);
         assert_eq!(lookup(&store, 1), vec![1, 9, 10, 11], "read in order");
+    }
+
+    #[test]
+    fn the_filter_passes_every_fingerprint_it_holds_and_few_others() {
+        let mut filter = Filter::for_pairs(10_000);
+        assert_eq!(
+            filter.bits, 16,
+            "4 bits a pair, rounded up to a power of two"
+        );
+        for i in 0..10_000 {
+            filter.insert(key_of(spread(i)));
+        }
+        assert!((0..10_000).all(|i| filter.may_hold(key_of(spread(i)))));
+        let passed = (10_000..110_000)
+            .filter(|&i| filter.may_hold(key_of(spread(i))))
+            .count();
+        // Two bits of 65,536 set for each of 10,000: (1 - e^(-20000/65536))^2 = 0.069.
+        assert!(
+            (4_000..10_000).contains(&passed),
+            "{passed} of 100,000 passed"
+        );
+        let read = Filter::read(&filter.bytes(), 16).unwrap();
+        assert_eq!(read.words, filter.words);
+        assert!(
+            Filter::read(&filter.bytes(), 17).is_none(),
+            "a wrong width is refused"
+        );
+    }
+
+    #[test]
+    fn an_index_made_before_the_filter_is_read_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let signed = add_neighbours(&store, 40, 3);
+        store.index_postings().unwrap();
+        let all: Vec<u64> = signed.iter().flat_map(|(_, fps)| fps.clone()).collect();
+        let with_filter = store.postings_of_fingerprints(&all).unwrap();
+        // 40 documents of 7 fingerprints: 280 pairs, 1,120 bits at least, 2^11.
+        assert!(matches!(
+            store.fp_split().unwrap(),
+            Split::At { filter: 11, .. }
+        ));
+        // As an older release left it: "SPLIT BITS", no filter row.
+        let Split::At { split, bits, .. } = store.fp_split().unwrap() else {
+            panic!("an index");
+        };
+        store.set_meta(STATE, &format!("{split} {bits}")).unwrap();
+        store.conn.execute("DELETE FROM fp_filter", []).unwrap();
+        assert!(matches!(
+            store.fp_split().unwrap(),
+            Split::At { filter: 0, .. }
+        ));
+        assert_eq!(store.postings_of_fingerprints(&all).unwrap(), with_filter);
+        assert!(store.fp_index_problems().unwrap().is_empty());
+        let expected: usize = signed.iter().map(|(_, fps)| fps.len()).sum();
+        assert_eq!(
+            with_filter.len(),
+            expected,
+            "every posting, through the filter"
+        );
     }
 
     #[test]
@@ -699,6 +929,20 @@ mod tests {
         store.set_meta(STATE, "seven").unwrap();
         let e = store.postings_of_fingerprints(&[5]).unwrap_err();
         assert!(format!("{e:#}").contains("unreadable state"), "{e:#}");
+        // A torn filter is damage too, for a lookup and for doctor.
+        store.defer_postings_index().unwrap();
+        store.index_postings().unwrap();
+        store
+            .conn
+            .execute("UPDATE fp_filter SET bits = x'0102'", [])
+            .unwrap();
+        let e = store.postings_of_fingerprints(&[5]).unwrap_err();
+        assert!(e.is::<StoreCorrupt>(), "{e:#}");
+        let problems = store.fp_index_problems().unwrap();
+        assert!(
+            problems.len() == 1 && problems[0].contains("filter of 2^6 bits is 2 bytes"),
+            "{problems:?}"
+        );
         store.defer_postings_index().unwrap();
         store
             .conn

@@ -252,6 +252,12 @@ INSERT INTO signatures(doc, fps) SELECT doc, signature_pack(fp) FROM postings GR
 DROP TABLE postings;
 CREATE TABLE fp_buckets (bucket INTEGER PRIMARY KEY, entries BLOB NOT NULL);
 "#,
+    // v18 (speed): the fingerprint index's filter (`fp_index.rs`), read before its buckets, so
+    // that an update's lookup reads the buckets of the fingerprints the index may hold, not
+    // of all its newcomers'. An index made before has none until it is made again.
+    r#"
+CREATE TABLE fp_filter (part INTEGER PRIMARY KEY, bits BLOB NOT NULL);
+"#,
 ];
 
 /// The schema version from which the change triggers come with the stamp (`changes.rs`).
@@ -265,13 +271,14 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The tables a store at [`SCHEMA_VERSION`] holds; one missing means the file is not (or no
 /// longer) a whole store.
-pub const TABLES: [&str; 11] = [
+pub const TABLES: [&str; 12] = [
     "meta",
     "runs",
     "documents",
     "texts",
     "signatures",
     "fp_buckets",
+    "fp_filter",
     "pairs",
     "urls",
     "decisions",
