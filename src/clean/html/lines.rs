@@ -479,8 +479,9 @@ fn people_after(paras: &[&str], from: usize) -> usize {
 }
 
 /// Drops an author's box below the article's head: a byline on a paragraph of its own and the
-/// short biography after it ([`is_biography_of`]). A byline followed by anything else stays
-/// (a forum's poster over their post, a brand over its product).
+/// short biography after it ([`is_biography_of`]), or a label ("About the author") over the
+/// people of the box ([`people_after`]). A byline followed by anything else stays (a forum's
+/// poster over their post, a brand over its product), and so does a label over anything else.
 pub(super) fn drop_author_boxes(text: String) -> String {
     /// A paragraph this long is the article's text: the head ends there.
     const BODY_CHARS: usize = 150;
