@@ -305,10 +305,12 @@ fn names_of(rest: &str) -> &str {
         .map_or(rest, |end| &rest[..end])
 }
 
+/// A line or paragraph this long is the article's text: its head (title, byline, date) ends
+/// at the first one.
+const BODY_CHARS: usize = 150;
+
 /// Drops the bylines and date lines above the first long paragraph.
 pub(super) fn drop_head_bylines(text: String) -> String {
-    /// A line this long is the article's text: the head ends there.
-    const BODY_CHARS: usize = 150;
     let in_head = |l: &str| l.chars().count() < BODY_CHARS;
     if !text.lines().take_while(|l| in_head(l)).any(is_byline) {
         return text;
@@ -483,8 +485,6 @@ fn people_after(paras: &[&str], from: usize) -> usize {
 /// people of the box ([`people_after`]). A byline followed by anything else stays (a forum's
 /// poster over their post, a brand over its product), and so does a label over anything else.
 pub(super) fn drop_author_boxes(text: String) -> String {
-    /// A paragraph this long is the article's text: the head ends there.
-    const BODY_CHARS: usize = 150;
     let paras: Vec<&str> = text.split("\n\n").collect();
     let Some(body) = paras.iter().position(|p| p.chars().count() >= BODY_CHARS) else {
         return text;
@@ -513,9 +513,14 @@ pub(super) fn drop_author_boxes(text: String) -> String {
     if !drop.contains(&true) {
         return text;
     }
+    keep_paragraphs(&paras, &drop)
+}
+
+/// The paragraphs `paras` that `drop` does not mark, as one text.
+fn keep_paragraphs(paras: &[&str], drop: &[bool]) -> String {
     let kept: Vec<&str> = paras
         .iter()
-        .zip(&drop)
+        .zip(drop)
         .filter(|(_, d)| !**d)
         .map(|(p, _)| *p)
         .collect();
@@ -598,12 +603,5 @@ pub(super) fn drop_repeated_runs(text: String) -> String {
     if !drop.contains(&true) {
         return text;
     }
-    let mut out = String::with_capacity(text.len());
-    for (p, _) in paras.iter().zip(&drop).filter(|(_, d)| !**d) {
-        if !out.is_empty() {
-            out.push_str("\n\n");
-        }
-        out.push_str(p);
-    }
-    out
+    keep_paragraphs(&paras, &drop)
 }
