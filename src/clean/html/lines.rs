@@ -516,6 +516,111 @@ pub(super) fn drop_author_boxes(text: String) -> String {
     keep_paragraphs(&paras, &drop)
 }
 
+/// A heading over the works an article cites ("References", "Sources", "Citations",
+/// "Footnotes", "Список литературы"), with a short note after it at most ("Footnotes (↩
+/// returns to text)"). "Notes" is not one: articles head their own remarks with it.
+fn is_sources_label(line: &str) -> bool {
+    const LABELS: &[&str] = &[
+        "references",
+        "reference list",
+        "sources",
+        "sources cited",
+        "citations",
+        "footnotes",
+        "endnotes",
+        "bibliography",
+        "works cited",
+        "источники",
+        "литература",
+        "список литературы",
+        "примечания",
+    ];
+    const MAX_NOTE_CHARS: usize = 25;
+    // Longer than any label with its note: not lower-cased to be sure.
+    const MAX_BYTES: usize = 80;
+    if line.len() > MAX_BYTES {
+        return false;
+    }
+    let label = line.trim().trim_end_matches(':').to_lowercase();
+    LABELS.iter().any(|l| {
+        label.strip_prefix(l).is_some_and(|rest| {
+            rest.is_empty() || rest.starts_with(" (") && rest.chars().count() <= MAX_NOTE_CHARS
+        })
+    })
+}
+
+/// A numbered entry of a list of notes: "1. …", "2) …", "[3] …", or a note's back-link ("↑ …",
+/// "^ …").
+fn is_numbered_entry(line: &str) -> bool {
+    const MAX_DIGITS: usize = 3;
+    let line = line.trim_start();
+    if line.starts_with(['↑', '^']) {
+        return true;
+    }
+    let inner = line.strip_prefix('[').unwrap_or(line);
+    let digits = inner.chars().take_while(char::is_ascii_digit).count();
+    let after = &inner[digits..];
+    (1..=MAX_DIGITS).contains(&digits)
+        && if inner.len() < line.len() {
+            after.starts_with(']')
+        } else {
+            after.starts_with(". ") || after.starts_with(") ")
+        }
+}
+
+/// A line that cites a work: it is numbered ([`is_numbered_entry`]), or it has a year, a
+/// link, a DOI or a bibliography's words ("Retrieved from", "Accessed", "et al.", "Vol.").
+fn is_citation(line: &str) -> bool {
+    const MARKS: &[&str] = &["doi", "retrieved", "accessed", "journal", "vol", "pp", "al"];
+    let lower = line.to_lowercase();
+    let is_year =
+        |w: &str| w.len() == 4 && w.parse::<u16>().is_ok_and(|y| (1800..2100).contains(&y));
+    is_numbered_entry(line)
+        || lower.contains("http://")
+        || lower.contains("https://")
+        || lower.contains("www.")
+        || lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| is_year(w) || MARKS.contains(&w) && (w != "al" || lower.contains("et al")))
+}
+
+/// A paragraph of a list of the works cited: every line cites one ([`is_citation`]), or the
+/// list is numbered — its first line and at least half of its lines are entries, each perhaps
+/// followed by a line describing the work.
+fn is_source_list(para: &str) -> bool {
+    let lines: Vec<&str> = para.lines().filter(|l| !l.trim().is_empty()).collect();
+    let numbered = lines.iter().filter(|l| is_numbered_entry(l)).count();
+    !lines.is_empty()
+        && (lines.iter().all(|l| is_citation(l))
+            || is_numbered_entry(lines[0]) && 2 * numbered >= lines.len())
+}
+
+/// Drops the list of works an article cites: a heading naming it ([`is_sources_label`]) below
+/// the article's head, and the paragraphs after it that list sources ([`is_source_list`]). A
+/// heading over anything else stays ("Sources" over a paragraph about the people asked).
+pub(super) fn drop_source_lists(text: String) -> String {
+    let paras: Vec<&str> = text.split("\n\n").collect();
+    let Some(body) = paras.iter().position(|p| p.chars().count() >= BODY_CHARS) else {
+        return text;
+    };
+    let mut drop = vec![false; paras.len()];
+    for i in body + 1..paras.len() {
+        if drop[i] || !is_sources_label(paras[i]) {
+            continue;
+        }
+        let end = (i + 1..paras.len())
+            .find(|&j| !is_source_list(paras[j]))
+            .unwrap_or(paras.len());
+        if end > i + 1 {
+            drop[i..end].iter_mut().for_each(|d| *d = true);
+        }
+    }
+    if !drop.contains(&true) {
+        return text;
+    }
+    keep_paragraphs(&paras, &drop)
+}
+
 /// The paragraphs `paras` that `drop` does not mark, as one text.
 fn keep_paragraphs(paras: &[&str], drop: &[bool]) -> String {
     let kept: Vec<&str> = paras

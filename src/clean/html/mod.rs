@@ -37,8 +37,9 @@
 //! 7. `jsonld.rs`: when the page declares a long `articleBody` that holds
 //!    most of the text taken, the lines it lacks are dropped.
 //! 8. `lines.rs`: the final line filters (counters, control labels, member
-//!    statistics, placeholders, picture credits, repeated runs of paragraphs,
-//!    bylines at the head of the text).
+//!    statistics, placeholders, picture credits, embeds' fallbacks, repeated
+//!    runs of paragraphs, author boxes, lists of works cited, bylines at the
+//!    head of the text).
 //!
 //! `whitespace.rs` holds the character counting and space normalising they
 //! share.
@@ -57,7 +58,10 @@ mod whitespace;
 use crate::markup::{self, Limits, TooComplex};
 use arena::Page;
 use jsonld::keep_declared_lines;
-use lines::{drop_author_boxes, drop_furniture_lines, drop_head_bylines, drop_repeated_runs};
+use lines::{
+    drop_author_boxes, drop_furniture_lines, drop_head_bylines, drop_repeated_runs,
+    drop_source_lists,
+};
 use whitespace::{count_chars, normalize_space};
 
 /// Main text and title extracted from one HTML page.
@@ -128,9 +132,9 @@ pub fn extract_within(
             }
         }
     }
-    let text = drop_head_bylines(drop_author_boxes(drop_repeated_runs(drop_furniture_lines(
-        text,
-    ))));
+    let text = drop_furniture_lines(text);
+    let text = drop_source_lists(drop_author_boxes(drop_repeated_runs(text)));
+    let text = drop_head_bylines(text);
     Ok(Extracted { title, text })
 }
 

@@ -1,8 +1,8 @@
 use super::hints::{name_hint, HINT_COMMENTS, HINT_CONTENT, HINT_HARD, HINT_LAYOUT, HINT_WEAK};
 use super::jsonld::{json_strings_for_key, keep_declared_lines};
 use super::lines::{
-    drop_author_boxes, drop_head_bylines, is_byline, is_control_line, is_counter_line,
-    is_credit_line, is_furniture_line,
+    drop_author_boxes, drop_head_bylines, drop_source_lists, is_byline, is_control_line,
+    is_counter_line, is_credit_line, is_furniture_line,
 };
 use super::*;
 use std::time::{Duration, Instant};
@@ -152,6 +152,44 @@ fn author_boxes_below_the_article_dropped() {
     ] {
         let text = format!("{body}\n\n{kept}");
         assert_eq!(drop_author_boxes(text.clone()), text, "{kept}");
+    }
+}
+
+#[test]
+fn lists_of_works_cited_dropped_with_their_heading() {
+    let body = "A long paragraph of the article, which is well over one hundred and fifty \
+                characters long, so that the head of the text (its title, byline and date) ends right here.";
+    for list in [
+        // Numbered footnotes, under a heading with a note.
+        "Footnotes ( returns to text)\n\n1. American College of Sports Medicine. ACSM's \
+         Guidelines for Exercise Testing.\n2. Haff G, Triplett NT. Essentials of strength training.",
+        // Citations without numbers: each has a year, a journal or a link.
+        "References\n\nNiculescu, A.B. 2024. Precise, Personalized and Preventive Psychiatry.\n\
+         Vogel AC, Black KJ. Brain Imaging in Routine Psychiatric Practice. Mo Med. 2024;121(1).\n\n\
+         Mayo Clinic. Ergonomics. Retrieved from https://www.mayoclinic.org",
+        // Numbered titles, each with a line describing it.
+        "Sources:\n\n1. Wine School of Philadelphia\nExplore certifications and education.\n\
+         2. Wine Folly - Wine Basics\nA comprehensive guide to understanding wine styles.",
+        // A wiki's notes with their back-links.
+        "Примечания\n\n↑ https://gitweb.gentoo.org/proj/portage.git\n↑ Иванов И. И. История. М., 2001.",
+    ] {
+        assert_eq!(
+            drop_source_lists(format!("{body}\n\n{list}\n\nThe footer.")),
+            format!("{body}\n\nThe footer."),
+            "{list}"
+        );
+    }
+    for kept in [
+        // "Sources" over the people the article asked, and "Notes" over the author's remarks.
+        format!(
+            "{body}\n\nSources\n\nNigel Price, the founder of a coffee shop, told us how he brews."
+        ),
+        format!("{body}\n\nNotes\n\n1. Use a fine mesh strainer.\n2. Let the mixture cool."),
+        // A heading with no list after it, and one in the head of the text.
+        format!("{body}\n\nReferences"),
+        format!("References\n\n1. See the list below.\n\n{body}"),
+    ] {
+        assert_eq!(drop_source_lists(kept.clone()), kept);
     }
 }
 
