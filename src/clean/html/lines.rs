@@ -86,6 +86,26 @@ pub(super) fn is_control_line(line: &str) -> bool {
         "thanks for subscribing",
         "thank you for subscribing",
     ];
+    // The same controls on Russian pages, compared lower-cased (Cyrillic has no ASCII case).
+    const LABELS_RU: &[&str] = &[
+        "читать далее",
+        "читать полностью",
+        "читать еще",
+        "читать ещё",
+        "подробнее",
+        "реклама",
+        "поделиться",
+        "подписаться",
+        "загрузка",
+        "купить",
+        "в корзину",
+        "показать еще",
+        "показать ещё",
+        "смотреть все",
+        "ответить",
+        "ответить с цитированием",
+        "продолжение ниже",
+    ];
     let label = line.trim().trim_end_matches(|c: char| {
         c.is_whitespace()
             || matches!(
@@ -96,6 +116,9 @@ pub(super) fn is_control_line(line: &str) -> bool {
     // WordPress prints this under every comment form its spam filter guards.
     const SPAM_NOTE: &str = "this site uses akismet to reduce spam";
     label.len() <= 40 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
+        || label.len() <= 50
+            && !label.is_ascii()
+            && LABELS_RU.contains(&label.to_lowercase().as_str())
         || label.len() <= 100
             && label
                 .get(..SPAM_NOTE.len())

@@ -256,6 +256,9 @@ fn control_labels_dropped_as_lone_lines_only() {
             "Thanks for signing up!",
             "Read more!",
             "This site uses Akismet to reduce spam. Learn how your comment data is processed.",
+            "Читать далее »",
+            "РЕКЛАМА",
+            "Ответить с цитированием",
         ],
         &[
             "Read more about the harbour",
@@ -265,6 +268,8 @@ fn control_labels_dropped_as_lone_lines_only() {
             "Loading docks",
             "Sponsored by the city",
             "The story continues below the fold, where the council's vote is reported.",
+            "Подробнее о выборах в городской совет",
+            "Реклама на телевидении дорожает.",
         ],
     );
     let t = "First paragraph.\nRead more\n\nSponsored\n\nRead more books, said the author.";
