@@ -27,7 +27,8 @@ pub(super) struct Block {
 /// Links with at least this many characters read like titles, not menu entries.
 const LONG_LINK: u32 = 30;
 
-/// Labels that put a link to another page between an article's paragraphs ("Related: <a>…</a>").
+/// Labels that put a link to another page between an article's paragraphs ("Related: <a>…</a>",
+/// "Читайте также: <a>…</a>"), in lower case.
 const TEASER_LABELS: &[&str] = &[
     "related",
     "related reading",
@@ -49,6 +50,15 @@ const TEASER_LABELS: &[&str] = &[
     "you might also like",
     "don't miss",
     "must read",
+    "читайте также",
+    "читать также",
+    "также читайте",
+    "смотрите также",
+    "см. также",
+    "по теме",
+    "читайте по теме",
+    "рекомендуем",
+    "вам может быть интересно",
 ];
 /// Share of a teaser's characters after its label that are its link.
 const TEASER_LINK_SHARE: f32 = 0.7;
@@ -95,7 +105,8 @@ impl Block {
         let Some((label, _)) = self.text.split_once(':') else {
             return false;
         };
-        if label.len() > 24 {
+        // In characters: a Russian label takes two bytes a letter.
+        if label.chars().count() > 24 {
             return false;
         }
         let label = label.split_whitespace().collect::<Vec<_>>().join(" ");

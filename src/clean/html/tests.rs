@@ -668,9 +668,13 @@ fn teasers_between_paragraphs_are_dropped_but_prose_with_labels_kept() {
         "<p>{PARA}</p><p>Related: <a href='/x'>Cybersecurity roundup of the deals in August</a></p>\
          <p>{PARA}</p><ul><li><strong>See also:</strong> <a href='/y'>A brief history of photography</a></li></ul>\
          <p>Read more: the committee found that <a href='/r'>the report</a> was late.</p>\
-         <p>Read more about <a href='/z'>environmental racism and zero waste</a>.</p>"
+         <p>Read more about <a href='/z'>environmental racism and zero waste</a>.</p>\
+         <p>Читайте также: <a href='/ru'>Как выбрать ноутбук для учёбы</a></p>\
+         <p>По теме: доклад <a href='/d'>комиссии</a> вышел с опозданием на месяц.</p>"
     ));
     let e = extract(&html, None);
+    assert!(!e.text.contains("Как выбрать ноутбук"), "{}", e.text);
+    assert!(e.text.contains("вышел с опозданием"), "{}", e.text);
     assert!(!e.text.contains("Cybersecurity roundup"), "{}", e.text);
     assert!(!e.text.contains("brief history"), "{}", e.text);
     assert!(e.text.contains("the committee found"), "{}", e.text);
