@@ -591,20 +591,29 @@ fn is_numbered_entry(line: &str) -> bool {
         }
 }
 
-/// A line that cites a work: it is numbered ([`is_numbered_entry`]), or it has a year, a
-/// link, a DOI or a bibliography's words ("Retrieved from", "Accessed", "et al.", "Vol.").
+/// A line that cites a work: it is numbered ([`is_numbered_entry`]), or it has a link, a DOI
+/// or a bibliography's words ("Retrieved from", "Accessed", "et al.", "Vol."), or a year in a
+/// line cut into short fields as a reference is ("Psychiatric News. Special Report. December
+/// 2024."), not into sentences ("… who has run the shop since 2010, told us how he brews.").
 fn is_citation(line: &str) -> bool {
     const MARKS: &[&str] = &["doi", "retrieved", "accessed", "journal", "vol", "pp", "al"];
+    const MAX_FIELD_WORDS: usize = 8;
     let lower = line.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).collect();
     let is_year =
-        |w: &str| w.len() == 4 && w.parse::<u16>().is_ok_and(|y| (1800..2100).contains(&y));
+        |w: &&str| w.len() == 4 && w.parse::<u16>().is_ok_and(|y| (1800..2100).contains(&y));
+    let in_fields = || {
+        let fields = line.split(". ").filter(|f| !f.trim().is_empty()).count();
+        line.split_whitespace().count() <= MAX_FIELD_WORDS * fields
+    };
     is_numbered_entry(line)
         || lower.contains("http://")
         || lower.contains("https://")
         || lower.contains("www.")
-        || lower
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| is_year(w) || MARKS.contains(&w) && (w != "al" || lower.contains("et al")))
+        || words
+            .iter()
+            .any(|w| MARKS.contains(w) && (*w != "al" || lower.contains("et al")))
+        || words.iter().any(is_year) && in_fields()
 }
 
 /// A paragraph of a list of the works cited: every line cites one ([`is_citation`]), or the

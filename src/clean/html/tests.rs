@@ -184,6 +184,7 @@ fn lists_of_works_cited_dropped_with_their_heading() {
         format!(
             "{body}\n\nSources\n\nNigel Price, the founder of a coffee shop, told us how he brews."
         ),
+        format!("{body}\n\nSources\n\nNigel Price, who has run the shop since 2010, told us how he brews."),
         format!("{body}\n\nNotes\n\n1. Use a fine mesh strainer.\n2. Let the mixture cool."),
         // A heading with no list after it, and one in the head of the text.
         format!("{body}\n\nReferences"),
