@@ -1,7 +1,7 @@
 //! Filters over the finished text's lines and paragraphs: page furniture
 //! that survives container choice because it sits inside the content.
 
-/// A line that is only a counter ("44 reactions", "7 min read", "1.2k views"):
+/// A line that is only a counter ("44 reactions", "7 min read", "1.2k views", "5 комментариев"):
 /// engagement and reading-time widgets, not text.
 pub(super) fn is_counter_line(line: &str) -> bool {
     const UNITS: &[&str] = &[
@@ -25,6 +25,28 @@ pub(super) fn is_counter_line(line: &str) -> bool {
         "answer",
         "answers",
     ];
+    // Russian units in their forms after a number (1 комментарий, 2 комментария, 5
+    // комментариев), compared lower-cased.
+    const UNITS_RU: &[&str] = &[
+        "комментарий",
+        "комментария",
+        "комментариев",
+        "просмотр",
+        "просмотра",
+        "просмотров",
+        "ответ",
+        "ответа",
+        "ответов",
+        "лайк",
+        "лайка",
+        "лайков",
+        "мин чтения",
+        "мин. чтения",
+        "минута чтения",
+        "минуты чтения",
+        "минут чтения",
+    ];
+    const MAX_UNIT_CHARS: usize = 14;
     let line = line.trim();
     let num_end = line
         .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
@@ -42,7 +64,12 @@ pub(super) fn is_counter_line(line: &str) -> bool {
         return false;
     }
     let unit = rest.trim();
-    unit.len() <= 14 && UNITS.iter().any(|u| u.eq_ignore_ascii_case(unit))
+    unit.chars().count() <= MAX_UNIT_CHARS
+        && if unit.is_ascii() {
+            UNITS.iter().any(|u| u.eq_ignore_ascii_case(unit))
+        } else {
+            UNITS_RU.contains(&unit.to_lowercase().as_str())
+        }
 }
 
 /// A line that is only a control's label ("Read more", "Sponsored",

@@ -224,9 +224,13 @@ fn counter_lines_dropped() {
             "1.2k views",
             "3 K likes",
             "1 reply",
+            "5 комментариев",
+            "1,2k просмотров",
+            "3 мин. чтения",
         ],
         &[
             "2024 comments on the bill were filed",
+            "5 комментариев к закону поступили в думу",
             "44",
             "reactions",
             "7min read",
