@@ -2,11 +2,13 @@
 
 pub mod html;
 pub mod language;
+pub mod mojibake;
 pub mod text;
 pub mod wikitext;
 
 use crate::acquire::Payload;
 pub use language::{detect_language, detect_language_in, LANGUAGE_SAMPLE_BYTES};
+pub use mojibake::repair_mojibake;
 
 /// A cleaned document: plain text, paragraphs separated by blank lines.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +98,8 @@ pub fn clean(payload: Payload, body: &str, ctx: &CleanContext<'_>) -> Cleaned {
     }
 }
 
-/// Title and text of a body of the given kind, or why it has none.
+/// Title and text of a body of the given kind, or why it has none; text decoded twice is
+/// decoded once first ([`repair_mojibake`]).
 pub fn clean_text(
     payload: Payload,
     body: &str,
@@ -105,7 +108,8 @@ pub fn clean_text(
     if crate::markup::looks_binary(body) {
         return Err(Defect::NotText);
     }
-    cleaner_for(payload).clean(body, ctx)
+    // Before the cleaner: a space decoded twice ("Â\u{a0}") is still one char for it to tidy.
+    cleaner_for(payload).clean(&repair_mojibake(body), ctx)
 }
 
 /// Normalises whitespace: trims lines, collapses blank runs to one blank line, no trailing space.
@@ -242,6 +246,19 @@ fn for_each_word(line: &str, mut f: impl FnMut(&str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_of_body_is_decoded_once_before_cleaning() {
+        let ctx = CleanContext::default();
+        for payload in [Payload::PlainText, Payload::Html, Payload::Wikitext] {
+            let body = "Don’t say it: donâ€™t.\n\nРџСЂРёРІРµС‚, РјРёСЂ.";
+            let (_, text) = clean_text(payload, body, &ctx).unwrap();
+            assert!(
+                text.contains("don’t.") && text.contains("Привет, мир.") && !text.contains('â'),
+                "{payload:?}: {text}"
+            );
+        }
+    }
 
     /// `tidy_paragraphs` by its definition, a line and a word at a time.
     fn tidy_reference(text: &str) -> String {
