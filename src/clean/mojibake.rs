@@ -6,9 +6,10 @@
 //!
 //! Each run of chars beyond ASCII is encoded back into the one-byte code page it was read
 //! from and decoded as UTF-8; the run is replaced only when all of it decodes. Real text in
-//! those code pages is almost never valid UTF-8: a letter of the upper half would have to be
-//! followed by one of the symbols that stand for continuation bytes (`€`, `™`, `©`, `«`, `ё`
-//! in Windows-1251, …), never by another letter, for every letter of the run.
+//! those code pages is seldom valid UTF-8: each letter of the upper half would have to be
+//! followed by one of the chars that stand for continuation bytes (`€`, `™`, `©`, `«`, and
+//! in Windows-1251 `ё` and the Serbian and Ukrainian letters). Where a short run can be both
+//! ("Ü—", "ВЈ"), what it would decode into decides (`decoded_once`).
 
 use std::borrow::Cow;
 
