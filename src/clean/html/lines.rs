@@ -64,12 +64,17 @@ pub(super) fn is_counter_line(line: &str) -> bool {
         return false;
     }
     let unit = rest.trim();
-    unit.chars().count() <= MAX_UNIT_CHARS
-        && if unit.is_ascii() {
-            UNITS.iter().any(|u| u.eq_ignore_ascii_case(unit))
-        } else {
-            UNITS_RU.contains(&unit.to_lowercase().as_str())
-        }
+    unit.chars().count() <= MAX_UNIT_CHARS && is_listed(unit, UNITS, UNITS_RU)
+}
+
+/// Whether `word` is one of `english` (compared without ASCII case) or, beyond ASCII, one of
+/// `russian` (in lower case, compared lower-cased: Cyrillic has no ASCII case).
+fn is_listed(word: &str, english: &[&str], russian: &[&str]) -> bool {
+    if word.is_ascii() {
+        english.iter().any(|w| w.eq_ignore_ascii_case(word))
+    } else {
+        russian.contains(&word.to_lowercase().as_str())
+    }
 }
 
 /// A line that is only a control's label ("Read more", "Sponsored",
@@ -142,10 +147,9 @@ pub(super) fn is_control_line(line: &str) -> bool {
     });
     // WordPress prints this under every comment form its spam filter guards.
     const SPAM_NOTE: &str = "this site uses akismet to reduce spam";
-    label.len() <= 40 && LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
-        || label.len() <= 50
-            && !label.is_ascii()
-            && LABELS_RU.contains(&label.to_lowercase().as_str())
+    // Longer than any label (a Russian letter takes two bytes): not lower-cased to be sure.
+    const MAX_LABEL_BYTES: usize = 50;
+    label.len() <= MAX_LABEL_BYTES && is_listed(label, LABELS, LABELS_RU)
         || label.len() <= 100
             && label
                 .get(..SPAM_NOTE.len())
@@ -359,6 +363,11 @@ fn names_of(rest: &str) -> &str {
 /// at the first one.
 const BODY_CHARS: usize = 150;
 
+/// Where the article's text begins among `paras`: the first long paragraph ([`BODY_CHARS`]).
+fn body_start(paras: &[&str]) -> Option<usize> {
+    paras.iter().position(|p| p.chars().count() >= BODY_CHARS)
+}
+
 /// Drops the bylines and date lines above the first long paragraph.
 pub(super) fn drop_head_bylines(text: String) -> String {
     let in_head = |l: &str| l.chars().count() < BODY_CHARS;
@@ -536,7 +545,7 @@ fn people_after(paras: &[&str], from: usize) -> usize {
 /// poster over their post, a brand over its product), and so does a label over anything else.
 pub(super) fn drop_author_boxes(text: String) -> String {
     let paras: Vec<&str> = text.split("\n\n").collect();
-    let Some(body) = paras.iter().position(|p| p.chars().count() >= BODY_CHARS) else {
+    let Some(body) = body_start(&paras) else {
         return text;
     };
     let mut drop = vec![false; paras.len()];
@@ -659,7 +668,7 @@ fn is_source_list(para: &str) -> bool {
 /// heading over anything else stays ("Sources" over a paragraph about the people asked).
 pub(super) fn drop_source_lists(text: String) -> String {
     let paras: Vec<&str> = text.split("\n\n").collect();
-    let Some(body) = paras.iter().position(|p| p.chars().count() >= BODY_CHARS) else {
+    let Some(body) = body_start(&paras) else {
         return text;
     };
     let mut drop = vec![false; paras.len()];
