@@ -4,7 +4,8 @@
 use crate::build::update::{self, Lookup, UpdateOptions};
 use crate::collection::{self, Format};
 use crate::error::bad_input;
-use crate::review::{self, queue, PairStatus};
+use crate::review::queue::{self, Grouping};
+use crate::review::{self, PairStatus};
 use crate::rule::Rule;
 use crate::store::queries::Decision;
 use crate::topic::Topic;
@@ -66,6 +67,11 @@ pub struct ReviewArgs {
     /// Collection directory (default: the current directory).
     #[arg(long, global = true, default_value = ".")]
     collection: PathBuf,
+    /// How `list`, `cluster` and `decide --cluster` group pairs into clusters: `components`
+    /// (texts linked by containment) or `closed` (pairs whose texts share the same part of
+    /// their signatures); a cluster id means the cluster of the grouping it was listed under.
+    #[arg(long, global = true, value_enum, default_value_t = Grouping::Components)]
+    clusters: Grouping,
     #[command(subcommand)]
     command: ReviewCommand,
 }
@@ -161,6 +167,10 @@ pub struct ServeArgs {
     /// Port (0: a free port, printed at start).
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// How the queue groups pairs into clusters: `components` (texts linked by containment)
+    /// or `closed` (pairs whose texts share the same part of their signatures).
+    #[arg(long, value_enum, default_value_t = Grouping::Components)]
+    clusters: Grouping,
 }
 
 /// `collect worker`.
@@ -409,7 +419,7 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
             pairs: false,
         } => {
             let store = review::open_collection(dir)?;
-            let clusters = queue::list_clusters(&store)?;
+            let clusters = queue::list_clusters(&store, a.clusters)?;
             let shown = clusters
                 .iter()
                 .filter(|c| status.filter().is_none_or(|f| f == c.status));
@@ -540,7 +550,7 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
         ReviewCommand::Cluster { id } => {
             let store = review::open_collection(dir)?;
             let all = review::list(&store, None)?;
-            let c = queue::clusters(&all)
+            let c = queue::grouped(&store, &all, a.clusters)?
                 .into_iter()
                 .find(|c| c.id == *id)
                 .ok_or_else(|| bad_input(format!("{}: no cluster {id}", dir.display())))?;
@@ -606,7 +616,17 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
                 review::open_collection_mut(dir)?
             };
             let bulk = match (id, cluster, rule) {
-                (_, Some(c), _) => queue::decide_cluster(&mut store, dir, *c, d, note, *dry_run)?,
+                (_, Some(c), _) => queue::decide_cluster(
+                    &mut store,
+                    dir,
+                    queue::ClusterRef {
+                        id: *c,
+                        grouping: a.clusters,
+                    },
+                    d,
+                    note,
+                    *dry_run,
+                )?,
                 (_, _, Some(text)) => {
                     let r = Rule::parse(text)
                         .map_err(|e| bad_input(format!("--where `{text}`: {e}")))?;
@@ -792,6 +812,7 @@ pub fn run_serve(a: &ServeArgs) -> Result<()> {
         dir: a.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
         bind: a.bind.clone(),
         port: a.port,
+        grouping: a.clusters,
     })
 }
 

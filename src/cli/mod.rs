@@ -392,6 +392,7 @@ fn run(cli: &Cli) -> Result<i32> {
                     dir: summary.out.clone(),
                     bind: "127.0.0.1".into(),
                     port: *port,
+                    grouping: Default::default(),
                 })?;
             }
             Ok(skipped_exit(&summary.out, summary.skipped))

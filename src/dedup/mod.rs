@@ -8,6 +8,7 @@
 //! texts come from (memory, the store, a second pass over the input), so that is a callback.
 //! Which copy of a duplicate group stays is [`choose_kept`], for build and update alike.
 
+pub mod closed_sets;
 mod components;
 pub mod distributed;
 mod keep;

@@ -5,7 +5,11 @@
 //!
 //! A cluster is a connected component of the contained pairs: texts linked by containment,
 //! however long the chain. Pairs on record and not only pending ones make the graph, so a
-//! cluster keeps its id (its smallest pair id) while the curator works through it.
+//! cluster keeps its id (its smallest pair id) while the curator works through it. The other
+//! grouping, [`Grouping::Closed`], puts together the pairs whose two texts generate the same
+//! closed set of shared signature elements (the clustering paper's duplicate clusters): a chain
+//! of quotes no longer joins texts that share nothing, and one decision fits more clusters
+//! (README, "Reviewing contained pairs", has the figures).
 
 use super::{list, PairStatus, PairSummary};
 use crate::collection;
@@ -66,13 +70,83 @@ pub struct Cluster {
     pub words_at_stake: u64,
     /// Highest containment among its pending pairs.
     pub max_cont: f64,
+    /// The contained texts of its pending pairs, with their words (by id): the texts behind
+    /// `words_at_stake`, which a text in more than one cluster (closed sets overlap) adds to
+    /// each.
+    #[serde(skip)]
+    pub at_stake: Vec<(String, u64)>,
     /// Its texts: containers first, then by words.
     pub members: Vec<Member>,
 }
 
-/// Groups contained pairs into clusters, in queue order: pending clusters first, most words at
-/// stake first, then higher containment, then id; the others by id.
+/// How the queue groups its pairs into clusters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grouping {
+    /// Connected components: texts linked by containment, however long the chain.
+    #[default]
+    Components,
+    /// Closed sets: the pairs whose two texts share the same part of their signatures, held
+    /// by the same texts of the queue.
+    Closed,
+}
+
+/// Signature elements the two texts of a pair must share for the pair to join a closed set's
+/// cluster; a pair sharing fewer is a cluster of its own. Below about eight, a few elements
+/// that many short texts happen to hold (a templated line) make one set of them; above, the
+/// groups barely change on the dev corpus (README).
+pub const CLOSED_MIN_SHARED: usize = 8;
+
+/// Groups contained pairs into clusters (connected components), in queue order: pending
+/// clusters first, most words at stake first, then higher containment, then id; the others
+/// by id.
 pub fn clusters(pairs: &[PairSummary]) -> Vec<Cluster> {
+    let (docs, edges) = numbered(pairs);
+    let mut cluster_of: Vec<usize> = vec![usize::MAX; docs.len()];
+    let groups = crate::dedup::components(docs.len(), edges.iter().copied());
+    for (c, g) in groups.iter().enumerate() {
+        for &d in g {
+            cluster_of[d as usize] = c;
+        }
+    }
+    let group_of: Vec<usize> = edges.iter().map(|&(a, _)| cluster_of[a as usize]).collect();
+    assemble(pairs, &group_of, groups.len())
+}
+
+/// Groups contained pairs by the closed set each pair's texts generate in the context of the
+/// queue's texts and their signatures (`signature_of`, by document id; a text without one
+/// shares nothing), in the queue order of [`clusters`].
+pub fn closed_clusters(
+    pairs: &[PairSummary],
+    signature_of: &FxHashMap<String, Vec<u64>>,
+) -> Vec<Cluster> {
+    let (docs, edges) = numbered(pairs);
+    let sigs: Vec<Vec<u64>> = docs
+        .iter()
+        .map(|d| signature_of.get(*d).cloned().unwrap_or_default())
+        .collect();
+    let context = crate::dedup::closed_sets::Context::new(&sigs);
+    let mut group_by_set: FxHashMap<Vec<u32>, usize> = FxHashMap::default();
+    let mut group_of = Vec::with_capacity(edges.len());
+    let mut groups = 0;
+    for &(a, b) in &edges {
+        let g = match context.pair_closure(a, b, CLOSED_MIN_SHARED) {
+            Some(set) => *group_by_set.entry(set).or_insert_with(|| {
+                groups += 1;
+                groups - 1
+            }),
+            None => {
+                groups += 1;
+                groups - 1
+            }
+        };
+        group_of.push(g);
+    }
+    assemble(pairs, &group_of, groups)
+}
+
+/// The pairs' texts numbered in order of appearance, and each pair as two numbers.
+fn numbered(pairs: &[PairSummary]) -> (Vec<&str>, Vec<(u32, u32)>) {
     let mut index: FxHashMap<&str, u32> = FxHashMap::default();
     let mut docs: Vec<&str> = Vec::new();
     let mut edges: Vec<(u32, u32)> = Vec::with_capacity(pairs.len());
@@ -86,18 +160,20 @@ pub fn clusters(pairs: &[PairSummary]) -> Vec<Cluster> {
         }
         edges.push((ends[0], ends[1]));
     }
-    let mut cluster_of: Vec<usize> = vec![usize::MAX; docs.len()];
-    let groups = crate::dedup::components(docs.len(), edges.iter().copied());
-    for (c, g) in groups.iter().enumerate() {
-        for &d in g {
-            cluster_of[d as usize] = c;
-        }
+    (docs, edges)
+}
+
+/// The clusters of `groups` groups, pair `i` in group `group_of[i]`, in queue order.
+fn assemble(pairs: &[PairSummary], group_of: &[usize], groups: usize) -> Vec<Cluster> {
+    let mut members_of: Vec<Vec<&PairSummary>> = vec![Vec::new(); groups];
+    for (p, &g) in pairs.iter().zip(group_of) {
+        members_of[g].push(p);
     }
-    let mut members_of: Vec<Vec<&PairSummary>> = vec![Vec::new(); groups.len()];
-    for (p, &(a, _)) in pairs.iter().zip(&edges) {
-        members_of[cluster_of[a as usize]].push(p);
-    }
-    let mut out: Vec<Cluster> = members_of.into_iter().map(|ps| cluster(&ps)).collect();
+    let mut out: Vec<Cluster> = members_of
+        .into_iter()
+        .filter(|ps| !ps.is_empty())
+        .map(|ps| cluster(&ps))
+        .collect();
     out.sort_by(|x, y| {
         let waiting = |c: &Cluster| c.status != PairStatus::Pending;
         waiting(x)
@@ -112,6 +188,25 @@ pub fn clusters(pairs: &[PairSummary]) -> Vec<Cluster> {
             .then(x.id.cmp(&y.id))
     });
     out
+}
+
+/// The clusters of `all` (every contained pair on record) as `grouping` makes them; the
+/// closed sets read the texts' signatures from `store`.
+pub fn grouped(store: &Store, all: &[PairSummary], grouping: Grouping) -> Result<Vec<Cluster>> {
+    match grouping {
+        Grouping::Components => Ok(clusters(all)),
+        Grouping::Closed => {
+            let mut ids: Vec<&str> = all
+                .iter()
+                .flat_map(|p| [p.a.as_str(), p.b.as_str()])
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let signature_of: FxHashMap<String, Vec<u64>> =
+                store.signatures_of_ids(&ids)?.into_iter().collect();
+            Ok(closed_clusters(all, &signature_of))
+        }
+    }
 }
 
 fn cluster(pairs: &[&PairSummary]) -> Cluster {
@@ -178,20 +273,26 @@ fn cluster(pairs: &[&PairSummary]) -> Cluster {
     } else {
         PairStatus::Moot
     };
+    let mut at_stake: Vec<(String, u64)> = stake
+        .into_iter()
+        .map(|(id, words)| (id.to_string(), words))
+        .collect();
+    at_stake.sort_unstable();
     Cluster {
         id: ids[0],
         status,
         pairs: ids,
         pending,
-        words_at_stake: stake.values().sum(),
+        words_at_stake: at_stake.iter().map(|(_, w)| w).sum(),
         max_cont,
         members,
+        at_stake,
     }
 }
 
 /// Every cluster of the store's contained pairs, in queue order.
-pub fn list_clusters(store: &Store) -> Result<Vec<Cluster>> {
-    Ok(clusters(&list(store, None)?))
+pub fn list_clusters(store: &Store, grouping: Grouping) -> Result<Vec<Cluster>> {
+    grouped(store, &list(store, None)?, grouping)
 }
 
 /// What a bulk decision would change, or changed.
@@ -278,18 +379,28 @@ pub fn decide_where(
     apply(store, dir, EntryKind::Rule, bulk, note)
 }
 
+/// Which cluster a bulk decision takes: its id under a grouping.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterRef {
+    /// Cluster id (its smallest pair id).
+    pub id: i64,
+    /// The grouping the id was listed under.
+    pub grouping: Grouping,
+}
+
 /// Decides the pending pairs of a cluster, as one entry of the log: `keep-container`
 /// (drop-contained) keeps the texts nothing in the cluster contains, `keep-all` keeps all.
 pub fn decide_cluster(
     store: &mut Store,
     dir: &Path,
-    cluster: i64,
+    target: ClusterRef,
     decision: Decision,
     note: Option<&str>,
     dry_run: bool,
 ) -> Result<Bulk> {
+    let cluster = target.id;
     let all = list(store, None)?;
-    let c = clusters(&all)
+    let c = grouped(store, &all, target.grouping)?
         .into_iter()
         .find(|c| c.id == cluster)
         .ok_or_else(|| {
@@ -300,7 +411,11 @@ pub fn decide_cluster(
         })?;
     let pending: FxHashSet<i64> = c.pending.iter().copied().collect();
     let picked: Vec<&PairSummary> = all.iter().filter(|p| pending.contains(&p.id)).collect();
-    let bulk = plan(format!("cluster {cluster}"), decision, &picked);
+    let name = match target.grouping {
+        Grouping::Components => format!("cluster {cluster}"),
+        Grouping::Closed => format!("closed cluster {cluster}"),
+    };
+    let bulk = plan(name, decision, &picked);
     if dry_run {
         return Ok(bulk);
     }
@@ -365,17 +480,22 @@ pub struct Left {
     pub pairs: usize,
     /// Clusters with a pair waiting.
     pub clusters: usize,
-    /// Words at stake in them.
+    /// Words at stake in them, each text counted once.
     pub words: u64,
 }
 
 /// What is left of the queue.
 pub fn left(clusters: &[Cluster]) -> Left {
     let waiting = clusters.iter().filter(|c| c.status == PairStatus::Pending);
+    let texts: FxHashMap<&str, u64> = waiting
+        .clone()
+        .flat_map(|c| c.at_stake.iter().map(|(id, w)| (id.as_str(), *w)))
+        .collect();
     Left {
+        // A pair is in exactly one cluster of either grouping.
         pairs: waiting.clone().map(|c| c.pending.len()).sum(),
-        clusters: waiting.clone().count(),
-        words: waiting.map(|c| c.words_at_stake).sum(),
+        clusters: waiting.count(),
+        words: texts.values().sum(),
     }
 }
 
@@ -444,6 +564,42 @@ pub(crate) mod tests {
             ]
         );
         assert_eq!(cs[1].max_cont, 0.9);
+    }
+
+    #[test]
+    fn closed_sets_split_a_chain_and_join_the_copies_of_one_core() {
+        // y quotes the first half of x and z the second half of y: a chain x ⊂ y ⊃ z whose
+        // ends share nothing. p is quoted whole by q and by r: one core, held by three texts.
+        let range = |a: u64, b: u64| (a..b).collect::<Vec<u64>>();
+        let sig: FxHashMap<String, Vec<u64>> = [
+            ("x", range(0, 20)),
+            ("y", range(0, 40)),
+            ("z", range(30, 60)),
+            ("p", range(100, 120)),
+            ("q", range(100, 150)),
+            ("r", range(90, 120)),
+            ("s", range(200, 230)),
+            ("t", range(225, 260)),
+        ]
+        .into_iter()
+        .map(|(id, s)| (id.to_string(), s))
+        .collect();
+        let pairs = vec![
+            pair(1, "x", "y", 0.9, 100),
+            pair(2, "z", "y", 0.5, 100),
+            pair(3, "p", "q", 1.0, 50),
+            pair(4, "p", "r", 1.0, 50),
+            // s and t share 5 elements, fewer than CLOSED_MIN_SHARED: a cluster of its own.
+            pair(5, "s", "t", 0.4, 30),
+        ];
+        let components: Vec<Vec<i64>> = clusters(&pairs).into_iter().map(|c| c.pairs).collect();
+        assert_eq!(components, vec![vec![1, 2], vec![3, 4], vec![5]]);
+        let closed = closed_clusters(&pairs, &sig);
+        let ids: Vec<Vec<i64>> = closed.iter().map(|c| c.pairs.clone()).collect();
+        assert_eq!(ids, vec![vec![1], vec![2], vec![3, 4], vec![5]]);
+        // p is at stake in one cluster; y's cluster and x's each count their own text.
+        assert_eq!(left(&closed).words, 100 + 100 + 50 + 30);
+        assert_eq!(left(&closed).clusters, 4);
     }
 
     #[test]

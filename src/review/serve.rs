@@ -29,12 +29,15 @@ pub struct ServeOptions {
     pub bind: String,
     /// Port (0: any free port).
     pub port: u16,
+    /// How the queue's pairs are grouped into clusters.
+    pub grouping: queue::Grouping,
 }
 
 /// A running review server.
 pub struct ReviewServer {
     server: Server,
     dir: PathBuf,
+    grouping: queue::Grouping,
     token: String,
     url: String,
     /// The port, when bound to loopback: then only loopback `Host` headers are served.
@@ -125,6 +128,7 @@ impl ReviewServer {
         Ok(ReviewServer {
             server,
             dir: opts.dir.clone(),
+            grouping: opts.grouping,
             token: random_token(),
             url: format!("http://{host}:{port}/"),
             loopback_port: loopback.then_some(port),
@@ -205,7 +209,7 @@ impl ReviewServer {
     fn get(&self, path: &str, query: &str) -> Result<Option<String>> {
         let store = review::open_collection(&self.dir)?;
         let all = review::list(&store, None)?;
-        let clusters = queue::clusters(&all);
+        let clusters = queue::grouped(&store, &all, self.grouping)?;
         let counts = review::tally(&all, &clusters);
         let filter = Filter::parse(query);
         let id = |prefix: &str| {
@@ -262,7 +266,11 @@ impl ReviewServer {
             })));
         }
         if let (Some(id), Some(d)) = (id("/cluster/", "/decide"), decision) {
-            let bulk = queue::decide_cluster(&mut store, &self.dir, id, d, note, !confirmed)?;
+            let target = queue::ClusterRef {
+                id,
+                grouping: self.grouping,
+            };
+            let bulk = queue::decide_cluster(&mut store, &self.dir, target, d, note, !confirmed)?;
             if !confirmed {
                 let fields = [("decision", d.as_str()), ("note", note.unwrap_or(""))];
                 let counts = review::progress(&store)?;
@@ -274,7 +282,7 @@ impl ReviewServer {
                     &counts,
                 ))));
             }
-            let next = queue::list_clusters(&store)?
+            let next = queue::list_clusters(&store, self.grouping)?
                 .into_iter()
                 .find(|c| c.status == PairStatus::Pending)
                 .map(|c| format!("/cluster/{}", c.id));

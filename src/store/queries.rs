@@ -455,6 +455,24 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
     }
 
+    /// The signatures (sorted) of the documents with the given ids; an id without a signature
+    /// (or without a document) has none listed.
+    pub fn signatures_of_ids(&self, ids: &[&str]) -> Result<Vec<(String, Vec<u64>)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.id, s.fps FROM rarray(?1) q CROSS JOIN documents d ON d.id = q.value
+                 JOIN signatures s ON s.doc = d.num",
+            )
+            .at(&self.path)?;
+        let rows = stmt
+            .query_map([Store::text_array(ids.iter().copied())], |r| {
+                Ok((r.get(0)?, r.get::<_, StoredSignature>(1)?.0))
+            })
+            .at(&self.path)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
+    }
+
     /// Records the signature sizes of stored documents that were stored without them.
     pub fn record_signature_sizes(&mut self, sizes: &[(i64, SigSize)]) -> Result<()> {
         let tx = self.conn.transaction().at(&self.path)?;

@@ -3,7 +3,6 @@
 //! Research, not collection building: nothing here writes a collection.
 
 pub mod eval;
-pub mod fca;
 pub mod learned;
 pub mod relation;
 pub mod relevance;

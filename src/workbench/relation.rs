@@ -59,7 +59,7 @@ pub struct RelationStats {
     pub closed_sets: Vec<usize>,
     /// How many closed sets are maximal (what FPmax lists).
     pub closed_maximal: usize,
-    /// The search stopped at `fca::MAX_SETS` closed sets.
+    /// The search stopped at `closed_sets::MAX_SETS` closed sets.
     pub closed_truncated: bool,
     /// Share of closed sets whose documents are all related pairwise (cliques of the relation).
     pub closed_are_cliques: f64,
@@ -152,7 +152,7 @@ pub fn cliques(members: &[u32], arcs: &Arcs) -> Vec<Vec<u32>> {
 /// How the closed sets (FCA clusters) and the relation agree: the share of closed sets whose
 /// documents are all related to each other (cliques of the relation), and the share of related
 /// pairs that lie inside some closed set (the maximal ones cover every pair any set covers).
-pub fn agreement(mined: &crate::workbench::fca::Mined, arcs: &Arcs) -> (f64, f64) {
+pub fn agreement(mined: &crate::dedup::closed_sets::Mined, arcs: &Arcs) -> (f64, f64) {
     let related = |a: u32, b: u32| arcs.contains(&(a, b)) || arcs.contains(&(b, a));
     let cliques = mined
         .closed
@@ -204,7 +204,7 @@ pub fn analyse(
         }
     }
     cl.sort_unstable_by(|a, b| b.cmp(a));
-    let mined = crate::workbench::fca::closed_sets(&run.sigs, min_shared);
+    let mined = crate::dedup::closed_sets::closed_sets(&run.sigs, min_shared);
     let (closed_are_cliques, pairs_in_closed) = agreement(&mined, &arcs);
     Ok(RelationStats {
         documents: docs.len(),

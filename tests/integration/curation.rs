@@ -179,6 +179,72 @@ fn clusters_a_cluster_decision_a_rule_and_undo() {
 }
 
 #[test]
+fn closed_set_clusters_partition_the_queue_and_decide_as_listed() {
+    let (_tmp, root) = collection("");
+    let pending: Vec<i64> = review(&root, &["list", "--pairs"])
+        .iter()
+        .map(|p| p["id"].as_i64().unwrap())
+        .collect();
+    let components = review(&root, &["list"]);
+    let closed = review(&root, &["--clusters", "closed", "list"]);
+    // Each pending pair is in exactly one closed cluster, and they split the queue finer.
+    let mut in_closed: Vec<i64> = closed.iter().flat_map(|c| ids(&c["pending"])).collect();
+    in_closed.sort();
+    let mut sorted = pending.clone();
+    sorted.sort();
+    assert_eq!(in_closed, sorted);
+    assert!(
+        closed.len() > components.len(),
+        "{} closed clusters, {} components",
+        closed.len(),
+        components.len()
+    );
+    // A text at stake in several closed clusters counts once in what is left.
+    let left = |args: &[&str]| {
+        let mut a = vec!["review", "--collection", "out"];
+        a.extend_from_slice(args);
+        let e = stderr(&run_ok(&root, &a));
+        let line = e
+            .lines()
+            .find(|l| l.starts_with("left: "))
+            .unwrap()
+            .to_string();
+        line.split(", ").nth(2).unwrap().to_string()
+    };
+    assert_eq!(left(&["list"]), left(&["--clusters", "closed", "list"]));
+
+    // A closed cluster's id picks that cluster's pairs under --clusters closed, and is logged so.
+    let several = closed
+        .iter()
+        .find(|c| c["pending"].as_array().unwrap().len() >= 2)
+        .unwrap_or(&closed[0]);
+    let cid = several["id"].as_i64().unwrap().to_string();
+    let shown = &review(&root, &["--clusters", "closed", "cluster", &cid])[0];
+    assert_eq!(ids(&shown["pending"]), ids(&several["pending"]));
+    let before = statuses(&root);
+    let done = &review(
+        &root,
+        &[
+            "--clusters",
+            "closed",
+            "decide",
+            "--cluster",
+            &cid,
+            "keep-all",
+        ],
+    )[0];
+    assert_eq!(ids(&done["pairs"]), ids(&several["pending"]));
+    assert_eq!(statuses(&root), before, "keep-all drops nothing");
+    let log = review(&root, &["log"]);
+    assert_eq!(log[0]["target"], format!("closed cluster {cid}"));
+    let still: Vec<i64> = review(&root, &["list", "--pairs"])
+        .iter()
+        .map(|p| p["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(still.len(), pending.len() - ids(&several["pending"]).len());
+}
+
+#[test]
 fn standing_rules_of_the_topic_decide_at_build_and_are_logged() {
     let (_tmp, plain) = collection("");
     let pairs = review(&plain, &["list", "--pairs"]);

@@ -10,6 +10,10 @@
 //! documents. Every closed set is reached exactly once, so the cost follows the number of
 //! closed sets, not the number of subsets; FPmax*, which the method's paper used, lists the
 //! maximal ones among them (kept here as [`Mined::maximal`]).
+//!
+//! The review queue (`collect review --clusters closed`) groups a pair by the closed set its two
+//! texts generate ([`Context::pair_closure`]): the smallest closed set holding both, which is
+//! the one the search lists for them, found without listing the others.
 
 use rustc_hash::FxHashMap;
 
@@ -33,21 +37,68 @@ pub struct Mined {
     pub truncated: bool,
 }
 
+/// The context "signature element × document": each element held by two to [`MAX_HOLDERS`]
+/// documents, as the list of its holders (a transaction).
+pub struct Context {
+    /// The holders of each kept element, sorted; the elements in a fixed order.
+    transactions: Vec<Vec<u32>>,
+    /// The transactions (by index) each document is in, ascending.
+    of_doc: Vec<Vec<u32>>,
+}
+
+impl Context {
+    /// The context of `sigs` (one sorted signature per document).
+    pub fn new(sigs: &[Vec<u64>]) -> Context {
+        let mut holders: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        for (d, sig) in sigs.iter().enumerate() {
+            for &e in sig {
+                holders.entry(e).or_default().push(d as u32);
+            }
+        }
+        let mut transactions: Vec<Vec<u32>> = holders
+            .into_values()
+            .filter(|docs| docs.len() >= 2 && docs.len() <= MAX_HOLDERS)
+            .collect();
+        // A fixed order makes the search, and a truncated result, the same on every run.
+        transactions.sort_unstable();
+        let mut of_doc: Vec<Vec<u32>> = vec![Vec::new(); sigs.len()];
+        for (t, docs) in transactions.iter().enumerate() {
+            for &d in docs {
+                of_doc[d as usize].push(t as u32);
+            }
+        }
+        Context {
+            transactions,
+            of_doc,
+        }
+    }
+
+    /// The closed set documents `a` and `b` generate — every document holding each element
+    /// the two share — when they share at least `k` elements of the context; None below `k`.
+    pub fn pair_closure(&self, a: u32, b: u32, k: usize) -> Option<Vec<u32>> {
+        let (ta, tb) = (&self.of_doc[a as usize], &self.of_doc[b as usize]);
+        let mut shared = Vec::with_capacity(ta.len().min(tb.len()));
+        let (mut i, mut j) = (0, 0);
+        while i < ta.len() && j < tb.len() {
+            match ta[i].cmp(&tb[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared.push(ta[i]);
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        (shared.len() >= k.max(1)).then(|| holding_all(&self.transactions, &shared))
+    }
+}
+
 /// Mines the k-frequent closed document sets of `sigs` (one sorted signature per document).
 pub fn closed_sets(sigs: &[Vec<u64>], k: usize) -> Mined {
     let k = k.max(1);
-    let mut holders: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (d, sig) in sigs.iter().enumerate() {
-        for &e in sig {
-            holders.entry(e).or_default().push(d as u32);
-        }
-    }
-    let mut transactions: Vec<Vec<u32>> = holders
-        .into_values()
-        .filter(|docs| docs.len() >= 2 && docs.len() <= MAX_HOLDERS)
-        .collect();
-    // A fixed order makes the search, and a truncated result, the same on every run.
-    transactions.sort_unstable();
+    let context = Context::new(sigs);
+    let transactions = context.transactions;
     let mut search = Search {
         transactions: &transactions,
         k,
@@ -97,7 +148,7 @@ impl Search<'_> {
             if self.truncated {
                 return;
             }
-            let closure = self.closure(&occ_d);
+            let closure = holding_all(self.transactions, &occ_d);
             // Prefix-preserving: the closure adds no document below `d` that `set` lacks, or
             // the same closed set is reached from that smaller document instead.
             if closure
@@ -118,23 +169,23 @@ impl Search<'_> {
             self.extend(&closure, Some(d), &occ_d);
         }
     }
+}
 
-    /// The documents every transaction of `occ` holds.
-    fn closure(&self, occ: &[u32]) -> Vec<u32> {
-        let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
-        for &t in occ {
-            for &d in &self.transactions[t as usize] {
-                *counts.entry(d).or_default() += 1;
-            }
+/// The documents every transaction of `occ` (indexes into `transactions`) holds.
+fn holding_all(transactions: &[Vec<u32>], occ: &[u32]) -> Vec<u32> {
+    let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
+    for &t in occ {
+        for &d in &transactions[t as usize] {
+            *counts.entry(d).or_default() += 1;
         }
-        let mut docs: Vec<u32> = counts
-            .into_iter()
-            .filter(|&(_, n)| n == occ.len())
-            .map(|(d, _)| d)
-            .collect();
-        docs.sort_unstable();
-        docs
     }
+    let mut docs: Vec<u32> = counts
+        .into_iter()
+        .filter(|&(_, n)| n == occ.len())
+        .map(|(d, _)| d)
+        .collect();
+    docs.sort_unstable();
+    docs
 }
 
 /// The closed sets (largest first) that no larger one contains.
@@ -248,5 +299,46 @@ mod tests {
                 "{sigs:?} k={k}"
             );
         }
+    }
+
+    #[test]
+    fn a_pairs_closure_is_the_smallest_mined_set_holding_both() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut found = 0;
+        for _ in 0..200 {
+            let n = 2 + (next() % 7) as usize;
+            let sigs: Vec<Vec<u64>> = (0..n)
+                .map(|_| {
+                    let mut s: Vec<u64> = (0..12).filter(|_| next() % 3 == 0).collect();
+                    s.sort_unstable();
+                    s
+                })
+                .collect();
+            let k = 1 + (next() % 4) as usize;
+            let mined = closed_sets(&sigs, k);
+            let context = Context::new(&sigs);
+            for a in 0..n as u32 {
+                for b in a + 1..n as u32 {
+                    let smallest = mined
+                        .closed
+                        .iter()
+                        .filter(|s| s.contains(&a) && s.contains(&b))
+                        .min_by_key(|s| s.len())
+                        .cloned();
+                    found += usize::from(smallest.is_some());
+                    assert_eq!(context.pair_closure(a, b, k), smallest, "{sigs:?} k={k}");
+                }
+            }
+        }
+        assert!(
+            found > 100,
+            "the contexts hold too few closed pairs: {found}"
+        );
     }
 }
