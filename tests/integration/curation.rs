@@ -237,6 +237,39 @@ fn closed_set_clusters_partition_the_queue_and_decide_as_listed() {
     assert_eq!(statuses(&root), before, "keep-all drops nothing");
     let log = review(&root, &["log"]);
     assert_eq!(log[0]["target"], format!("closed cluster {cid}"));
+    // The review page served with --clusters closed lists the same clusters.
+    let mut server = std::process::Command::new(BIN)
+        .args(["serve", "out", "--port", "0", "--clusters", "closed"])
+        .current_dir(&root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut url,
+    )
+    .unwrap();
+    let _server = Guard(server);
+    let port = port_of(url.trim());
+    let page = http(
+        port,
+        &format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),
+    );
+    let listed = page.matches("href=\"/cluster/").count();
+    assert_eq!(listed, (closed.len() - 1).min(50), "{page}");
+    for c in closed
+        .iter()
+        .filter(|c| c["id"].to_string() != cid)
+        .take(50)
+    {
+        assert!(
+            page.contains(&format!("href=\"/cluster/{}\"", c["id"])),
+            "{}",
+            c["id"]
+        );
+    }
     let still: Vec<i64> = review(&root, &["list", "--pairs"])
         .iter()
         .map(|p| p["id"].as_i64().unwrap())
