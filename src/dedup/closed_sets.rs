@@ -274,25 +274,33 @@ mod tests {
         assert!(!m.truncated);
     }
 
-    #[test]
-    fn random_contexts_agree_with_brute_force() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+    /// 200 small random contexts (signatures of 2 to 8 documents over 12 elements) with a `k`
+    /// each, the same on every run.
+    fn random_contexts(mut state: u64) -> Vec<(Vec<Vec<u64>>, usize)> {
         let mut next = || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
         };
-        for _ in 0..200 {
-            let n = 2 + (next() % 7) as usize;
-            let sigs: Vec<Vec<u64>> = (0..n)
-                .map(|_| {
-                    let mut s: Vec<u64> = (0..12).filter(|_| next() % 3 == 0).collect();
-                    s.sort_unstable();
-                    s
-                })
-                .collect();
-            let k = 1 + (next() % 4) as usize;
+        (0..200)
+            .map(|_| {
+                let n = 2 + (next() % 7) as usize;
+                let sigs: Vec<Vec<u64>> = (0..n)
+                    .map(|_| {
+                        let mut s: Vec<u64> = (0..12).filter(|_| next() % 3 == 0).collect();
+                        s.sort_unstable();
+                        s
+                    })
+                    .collect();
+                (sigs, 1 + (next() % 4) as usize)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn random_contexts_agree_with_brute_force() {
+        for (sigs, k) in random_contexts(0x2545_f491_4f6c_dd1d) {
             assert_eq!(
                 closed_sets(&sigs, k).closed,
                 brute_force(&sigs, k),
@@ -303,24 +311,9 @@ mod tests {
 
     #[test]
     fn a_pairs_closure_is_the_smallest_mined_set_holding_both() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
         let mut found = 0;
-        for _ in 0..200 {
-            let n = 2 + (next() % 7) as usize;
-            let sigs: Vec<Vec<u64>> = (0..n)
-                .map(|_| {
-                    let mut s: Vec<u64> = (0..12).filter(|_| next() % 3 == 0).collect();
-                    s.sort_unstable();
-                    s
-                })
-                .collect();
-            let k = 1 + (next() % 4) as usize;
+        for (sigs, k) in random_contexts(0x9e37_79b9_7f4a_7c15) {
+            let n = sigs.len();
             let mined = closed_sets(&sigs, k);
             let context = Context::new(&sigs);
             for a in 0..n as u32 {
