@@ -553,7 +553,13 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
             let c = queue::grouped(&store, &all, a.clusters)?
                 .into_iter()
                 .find(|c| c.id == *id)
-                .ok_or_else(|| bad_input(format!("{}: no cluster {id}", dir.display())))?;
+                .ok_or_else(|| {
+                    bad_input(format!(
+                        "{}: no cluster {id} (cluster ids are in `collect review {}list`)",
+                        dir.display(),
+                        a.clusters.flag()
+                    ))
+                })?;
             let pairs: Vec<&review::PairSummary> =
                 all.iter().filter(|p| c.pairs.contains(&p.id)).collect();
             if json {

@@ -91,6 +91,17 @@ pub enum Grouping {
     Closed,
 }
 
+impl Grouping {
+    /// The option that asks for this grouping on the command line, with a space after it
+    /// (nothing for the default).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Grouping::Components => "",
+            Grouping::Closed => "--clusters closed ",
+        }
+    }
+}
+
 /// Signature elements the two texts of a pair must share for the pair to join a closed set's
 /// cluster; a pair sharing fewer is a cluster of its own. The K that `collect relation` reports
 /// the dev corpus's closed sets at for mod-m signatures; 4, 8 and 16 give 812, 822 and 823
@@ -405,8 +416,9 @@ pub fn decide_cluster(
         .find(|c| c.id == cluster)
         .ok_or_else(|| {
             crate::error::bad_input(format!(
-                "{}: no cluster {cluster} (cluster ids are in `collect review list`)",
-                store.path().display()
+                "{}: no cluster {cluster} (cluster ids are in `collect review {}list`)",
+                store.path().display(),
+                target.grouping.flag()
             ))
         })?;
     let pending: FxHashSet<i64> = c.pending.iter().copied().collect();

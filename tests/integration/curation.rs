@@ -266,6 +266,16 @@ fn closed_set_clusters_partition_the_queue_and_decide_as_listed() {
             c["id"]
         );
     }
+    // An id that names no closed cluster is refused, saying where the ids are listed.
+    let mut a = vec!["review", "--collection", "out", "--clusters", "closed"];
+    a.extend(["cluster", "999999"]);
+    let o = run(&root, &a);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`collect review --clusters closed list`"),
+        "{}",
+        stderr(&o)
+    );
     let still: Vec<i64> = review(&root, &["list", "--pairs"])
         .iter()
         .map(|p| p["id"].as_i64().unwrap())
