@@ -550,16 +550,11 @@ pub fn run_review(a: &ReviewArgs, quiet: bool, json: bool) -> Result<()> {
         ReviewCommand::Cluster { id } => {
             let store = review::open_collection(dir)?;
             let all = review::list(&store, None)?;
-            let c = queue::grouped(&store, &all, a.clusters)?
-                .into_iter()
-                .find(|c| c.id == *id)
-                .ok_or_else(|| {
-                    bad_input(format!(
-                        "{}: no cluster {id} (cluster ids are in `collect review {}list`)",
-                        dir.display(),
-                        a.clusters.flag()
-                    ))
-                })?;
+            let target = queue::ClusterRef {
+                id: *id,
+                grouping: a.clusters,
+            };
+            let c = queue::find_cluster(&store, &all, target)?;
             let pairs: Vec<&review::PairSummary> =
                 all.iter().filter(|p| c.pairs.contains(&p.id)).collect();
             if json {

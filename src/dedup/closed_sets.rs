@@ -49,18 +49,7 @@ pub struct Context {
 impl Context {
     /// The context of `sigs` (one sorted signature per document).
     pub fn new(sigs: &[Vec<u64>]) -> Context {
-        let mut holders: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-        for (d, sig) in sigs.iter().enumerate() {
-            for &e in sig {
-                holders.entry(e).or_default().push(d as u32);
-            }
-        }
-        let mut transactions: Vec<Vec<u32>> = holders
-            .into_values()
-            .filter(|docs| docs.len() >= 2 && docs.len() <= MAX_HOLDERS)
-            .collect();
-        // A fixed order makes the search, and a truncated result, the same on every run.
-        transactions.sort_unstable();
+        let transactions = transactions(sigs);
         let mut of_doc: Vec<Vec<u32>> = vec![Vec::new(); sigs.len()];
         for (t, docs) in transactions.iter().enumerate() {
             for &d in docs {
@@ -94,11 +83,28 @@ impl Context {
     }
 }
 
+/// The transactions of the context of `sigs`: the holders of each element that two to
+/// [`MAX_HOLDERS`] documents hold, sorted, in a fixed order.
+fn transactions(sigs: &[Vec<u64>]) -> Vec<Vec<u32>> {
+    let mut holders: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (d, sig) in sigs.iter().enumerate() {
+        for &e in sig {
+            holders.entry(e).or_default().push(d as u32);
+        }
+    }
+    let mut transactions: Vec<Vec<u32>> = holders
+        .into_values()
+        .filter(|docs| docs.len() >= 2 && docs.len() <= MAX_HOLDERS)
+        .collect();
+    // A fixed order makes the search, and a truncated result, the same on every run.
+    transactions.sort_unstable();
+    transactions
+}
+
 /// Mines the k-frequent closed document sets of `sigs` (one sorted signature per document).
 pub fn closed_sets(sigs: &[Vec<u64>], k: usize) -> Mined {
     let k = k.max(1);
-    let context = Context::new(sigs);
-    let transactions = context.transactions;
+    let transactions = transactions(sigs);
     let mut search = Search {
         transactions: &transactions,
         k,

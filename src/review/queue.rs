@@ -80,8 +80,7 @@ pub struct Cluster {
 }
 
 /// How the queue groups its pairs into clusters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Grouping {
     /// Connected components: texts linked by containment, however long the chain.
     #[default]
@@ -137,23 +136,15 @@ pub fn closed_clusters(
         .map(|d| signature_of.get(*d).cloned().unwrap_or_default())
         .collect();
     let context = crate::dedup::closed_sets::Context::new(&sigs);
-    let mut group_by_set: FxHashMap<Vec<u32>, usize> = FxHashMap::default();
+    // A pair's group is named by its closed set, or by the pair itself when it has none.
+    let mut group_by_key: FxHashMap<Result<Vec<u32>, usize>, usize> = FxHashMap::default();
     let mut group_of = Vec::with_capacity(edges.len());
-    let mut groups = 0;
-    for &(a, b) in &edges {
-        let g = match context.pair_closure(a, b, CLOSED_MIN_SHARED) {
-            Some(set) => *group_by_set.entry(set).or_insert_with(|| {
-                groups += 1;
-                groups - 1
-            }),
-            None => {
-                groups += 1;
-                groups - 1
-            }
-        };
-        group_of.push(g);
+    for (i, &(a, b)) in edges.iter().enumerate() {
+        let key = context.pair_closure(a, b, CLOSED_MIN_SHARED).ok_or(i);
+        let next = group_by_key.len();
+        group_of.push(*group_by_key.entry(key).or_insert(next));
     }
-    assemble(pairs, &group_of, groups)
+    assemble(pairs, &group_of, group_by_key.len())
 }
 
 /// The pairs' texts numbered in order of appearance, and each pair as two numbers.
@@ -399,6 +390,22 @@ pub struct ClusterRef {
     pub grouping: Grouping,
 }
 
+/// The cluster `target` names among the clusters of `all` (every contained pair on record);
+/// an id that names none is a bad input that says where the ids are listed.
+pub fn find_cluster(store: &Store, all: &[PairSummary], target: ClusterRef) -> Result<Cluster> {
+    grouped(store, all, target.grouping)?
+        .into_iter()
+        .find(|c| c.id == target.id)
+        .ok_or_else(|| {
+            crate::error::bad_input(format!(
+                "{}: no cluster {} (cluster ids are in `collect review {}list`)",
+                store.path().display(),
+                target.id,
+                target.grouping.flag()
+            ))
+        })
+}
+
 /// Decides the pending pairs of a cluster, as one entry of the log: `keep-container`
 /// (drop-contained) keeps the texts nothing in the cluster contains, `keep-all` keeps all.
 pub fn decide_cluster(
@@ -411,16 +418,7 @@ pub fn decide_cluster(
 ) -> Result<Bulk> {
     let cluster = target.id;
     let all = list(store, None)?;
-    let c = grouped(store, &all, target.grouping)?
-        .into_iter()
-        .find(|c| c.id == cluster)
-        .ok_or_else(|| {
-            crate::error::bad_input(format!(
-                "{}: no cluster {cluster} (cluster ids are in `collect review {}list`)",
-                store.path().display(),
-                target.grouping.flag()
-            ))
-        })?;
+    let c = find_cluster(store, &all, target)?;
     let pending: FxHashSet<i64> = c.pending.iter().copied().collect();
     let picked: Vec<&PairSummary> = all.iter().filter(|p| pending.contains(&p.id)).collect();
     let name = match target.grouping {
