@@ -352,8 +352,9 @@ pub fn frequent_shingles<'a>(sets: impl Iterator<Item = &'a [u32]>, grey: &GreyZ
     // boilerplate count holds no boilerplate shingle, and the few shingles of the buckets that
     // do are then counted exactly (each set holds a shingle once, so a bucket counts the sets
     // that hold one of its shingles). A part's counts fit in a core's L2 cache. (80k dev
-    // corpus, 22.6 million shingles, 12,220 of them boilerplate: 367–388 → TODO ms, against
-    // copying each part's shingles out and sorting them by radix.)
+    // corpus, 22.6 million shingles, 12,220 of them boilerplate, 600,000 in crowded buckets:
+    // 367–388 → 139–177 ms, against sorting all of a part's shingles by radix; 180–217 ms
+    // with 1 MiB of counts a part, 446–490 ms with 64 parts, each a visit to every set.)
     let sets: Vec<&[u32]> = sets.collect();
     let starts: Vec<u32> = (0..1u32 << PART_BITS)
         .map(|part| part << (32 - PART_BITS))
@@ -583,7 +584,7 @@ mod tests {
                 if s < 300 {
                     set.push(0x1234_5678);
                 }
-                set.push(0x8000_0000 | s * 7919);
+                set.push(0x8000_0000 | (s * 7919));
                 set.sort_unstable();
                 set.dedup();
                 set
