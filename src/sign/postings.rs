@@ -44,13 +44,9 @@ impl Postings {
             total += sig.len() as u32;
             doc_offsets.push(total);
         }
-        let mut postings = Postings {
-            offsets: Vec::new(),
-            docs: Vec::with_capacity(total as usize),
-            doc_offsets,
-            doc_keys: vec![0; total as usize],
-        };
-        let mut last = None;
+        let mut docs = vec![0u32; total as usize];
+        let mut doc_keys = vec![0u32; total as usize];
+        let mut offsets = Vec::new();
         let starts = part_starts(sigs);
         let cuts = PartCuts::new(sigs, &starts);
         // (element, document, position in the document's signature) of part `p`, sorted.
@@ -67,35 +63,63 @@ impl Postings {
             radsort::sort_by_key(&mut entries, |e| e.0);
             entries
         };
-        // Numbering a part's keys is one pass in order, so the next part is gathered and
-        // sorted on the other core meanwhile (both steps were serial, the index's build half
-        // idle).
-        let mut next = gather(0);
-        for p in 0..starts.len() {
-            let entries = std::mem::take(&mut next);
-            let postings = &mut postings;
-            let last = &mut last;
-            let number = move || {
-                for (e, doc, i) in entries {
-                    if *last != Some(e) {
-                        postings.offsets.push(postings.docs.len() as u32);
-                        *last = Some(e);
+        // A document's keys are written by every part, each into the places of its own
+        // elements: no place twice.
+        let keys_of_docs = shared_slots(&mut doc_keys);
+        let doc_offsets_ref = &doc_offsets;
+        // Parts are gathered, sorted and numbered a wave at a time, a part per thread, so only
+        // a wave's entries are held. A part's keys and places follow from the sizes of the
+        // parts before it: its distinct elements and its entries.
+        let (mut key_base, mut place_base) = (0u32, 0usize);
+        let wave = rayon::current_num_threads().max(1);
+        for first in (0..starts.len()).step_by(wave) {
+            let parts: Vec<Vec<(u64, u32, u32)>> = (first..(first + wave).min(starts.len()))
+                .into_par_iter()
+                .with_max_len(1)
+                .map(gather)
+                .collect();
+            let mut jobs = Vec::with_capacity(parts.len());
+            let mut rest = &mut docs[place_base..];
+            for entries in &parts {
+                let distinct = entries.chunk_by(|a, b| a.0 == b.0).count() as u32;
+                let (slots, after) = std::mem::take(&mut rest).split_at_mut(entries.len());
+                rest = after;
+                jobs.push((entries, slots, key_base, place_base));
+                key_base += distinct;
+                place_base += entries.len();
+            }
+            let numbered: Vec<Vec<u32>> = jobs
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|(entries, slots, key_base, place_base)| {
+                    let mut starts_of_keys = Vec::new();
+                    let mut key = key_base.wrapping_sub(1);
+                    let mut last = None;
+                    for (at, (&(e, doc, i), slot)) in entries.iter().zip(slots).enumerate() {
+                        if last != Some(e) {
+                            starts_of_keys.push((place_base + at) as u32);
+                            last = Some(e);
+                            key = key.wrapping_add(1);
+                        }
+                        let place = (doc_offsets_ref[doc as usize] + i) as usize;
+                        keys_of_docs[place].store(key, std::sync::atomic::Ordering::Relaxed);
+                        *slot = doc;
                     }
-                    let key = postings.offsets.len() as u32 - 1;
-                    postings.doc_keys[(postings.doc_offsets[doc as usize] + i) as usize] = key;
-                    postings.docs.push(doc);
-                }
-            };
-            let following = p + 1 < starts.len();
-            next = rayon::join(
-                number,
-                || if following { gather(p + 1) } else { Vec::new() },
-            )
-            .1;
+                    starts_of_keys
+                })
+                .collect();
+            for part in numbered {
+                offsets.extend(part);
+            }
         }
-        postings.offsets.push(postings.docs.len() as u32);
-        postings.offsets.shrink_to_fit();
-        postings
+        offsets.push(total);
+        offsets.shrink_to_fit();
+        Postings {
+            offsets,
+            docs,
+            doc_offsets,
+            doc_keys,
+        }
     }
 
     /// Documents holding key `key`, in increasing order.
@@ -107,6 +131,15 @@ impl Postings {
     pub fn keys_of(&self, doc: usize) -> &[u32] {
         &self.doc_keys[self.doc_offsets[doc] as usize..self.doc_offsets[doc + 1] as usize]
     }
+}
+
+/// `slots` as places that threads may each write: every place is written by one of them only
+/// (the index's parts own disjoint places), and reading waits for them all.
+fn shared_slots(slots: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
+    // SAFETY: `AtomicU32` has the size and alignment of `u32`, and the exclusive borrow of
+    // `slots` is held for as long as the atomic view lives, so nothing else reads or writes
+    // them meanwhile.
+    unsafe { &*(slots as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
 }
 
 /// First elements of the build's parts, in increasing order, from a sample of the elements:
@@ -270,5 +303,35 @@ mod tests {
         assert_eq!(keys, (0..keys.len() as u32).collect::<Vec<_>>());
         let empty = Postings::build(&[]);
         assert!(empty.docs.is_empty() && empty.offsets == [0]);
+    }
+
+    #[test]
+    fn the_index_is_the_same_whatever_the_threads_numbering_its_parts() {
+        let mut rng = crate::sign::test_support::Lcg(3);
+        let sigs: Vec<Vec<u64>> = (0..700)
+            .map(|_| {
+                let n = rng.below(40);
+                crate::sign::into_set((0..n).map(|_| rng.below(5000) << 40).collect())
+            })
+            .collect();
+        let built = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let p = pool.install(|| Postings::build(&sigs));
+            (p.offsets, p.docs, p.doc_offsets, p.doc_keys)
+        };
+        let one = built(1);
+        // Waves of one part and of several, and a last wave shorter than the others.
+        for threads in [2, 3, 5, 16] {
+            assert_eq!(built(threads), one, "{threads} threads");
+        }
+        assert_eq!(one.0.len() - 1, {
+            let mut all: Vec<u64> = sigs.iter().flatten().copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            all.len()
+        });
     }
 }
