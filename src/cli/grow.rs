@@ -853,8 +853,14 @@ pub fn run_export(a: &ExportArgs, quiet: bool) -> Result<()> {
         }
     };
     if !quiet {
+        // A pairs export counts pairs, every other format texts.
+        let what = if format == Format::Pairs {
+            "pairs"
+        } else {
+            "texts"
+        };
         eprintln!(
-            "{}: exported {n} texts{}",
+            "{}: exported {n} {what}{}",
             a.dir.display(),
             a.out
                 .as_deref()

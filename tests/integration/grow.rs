@@ -209,6 +209,21 @@ fn build_update_twice_review_and_export() {
         std::fs::read_dir(w.root.join("txt")).unwrap().count(),
         kept.len()
     );
+    // The summary counts what the format holds: pairs for pairs, texts for the others.
+    let o = w.run(&["export", "out", "--format", "pairs", "--out", "p.tsv"]);
+    let pairs = std::fs::read_to_string(w.root.join("p.tsv")).unwrap();
+    let n = pairs.lines().count() - 1;
+    assert!(n > 0);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("exported {n} pairs to ")),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(
+        &w.run(&["export", "out", "--format", "csv", "--out", "c.csv"])
+            .stderr
+    )
+    .contains(&format!("exported {} texts to ", kept.len())));
 
     // explain tells why the dropped text is out.
     let o = w.run(&["--json", "explain", &contained, "--collection", "out"]);
