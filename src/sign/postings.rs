@@ -51,7 +51,7 @@ impl Postings {
         let cuts = PartCuts::new(sigs, &starts);
         // (element, document, position in the document's signature) of part `p`, sorted, and
         // how many distinct elements it holds.
-        let gather = |p: usize| -> (Vec<(u64, u32, u32)>, u32) {
+        let gather = |p: usize| -> GatheredPart {
             let mut entries = Vec::new();
             for (doc, sig) in sigs.iter().enumerate() {
                 let part = cuts.range(doc, p);
@@ -74,7 +74,7 @@ impl Postings {
         let (mut key_base, mut place_base) = (0u32, 0usize);
         let wave = rayon::current_num_threads().max(1);
         for first in (0..starts.len()).step_by(wave) {
-            let parts: Vec<(Vec<(u64, u32, u32)>, u32)> = (first..(first + wave).min(starts.len()))
+            let parts: Vec<GatheredPart> = (first..(first + wave).min(starts.len()))
                 .into_par_iter()
                 .with_max_len(1)
                 .map(gather)
@@ -131,6 +131,10 @@ impl Postings {
         &self.doc_keys[self.doc_offsets[doc] as usize..self.doc_offsets[doc + 1] as usize]
     }
 }
+
+/// A part of [`Postings::build`]: its (element, document, position) entries sorted by
+/// element, and how many distinct elements they hold.
+type GatheredPart = (Vec<(u64, u32, u32)>, u32);
 
 /// `slots` as places that threads may each write: every place is written by one of them only
 /// (the index's parts own disjoint places), and reading waits for them all.
