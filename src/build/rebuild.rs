@@ -172,7 +172,7 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
         store.set_meta("topic", &topic.name)?;
         store.set_meta("detector", &topic.dedup.signature_key(detector.as_ref()))?;
         // The kept texts were read from their files in `docs/`: one copy is enough.
-        collection::release_kept_texts(&store, &Default::default(), None)?;
+        collection::release_kept_texts(&store, &Default::default(), None, None)?;
         store.set_meta("build_state", "complete")?;
         store.finish_run(run, "ok")?;
         store.checkpoint()?;

@@ -187,7 +187,17 @@ fn sync_docs(
         .filter(|d| d.status == Status::Kept)
         .map(|d| d.id.as_str())
         .collect();
-    hold_leaving_texts(store, docs_dir, files, docs, ahead)?;
+    // Where `docs/` is as the last sync left it, only a document that changed since (one of
+    // `docs`) can have left the kept texts or joined them.
+    let changed: Vec<i64>;
+    let among = match files {
+        Files::Listed(_) => None,
+        Files::Asked(_) => {
+            changed = docs.iter().map(|d| d.num).collect();
+            Some(changed.as_slice())
+        }
+    };
+    hold_leaving_texts(store, docs_dir, files, among, ahead)?;
     let leaving: Vec<&str> = match files {
         Files::Listed(present) => present
             .iter()
@@ -247,27 +257,19 @@ fn sync_docs(
                 })?;
         }
     }
-    release_kept_texts(store, &written, Some(&write_text))
+    release_kept_texts(store, &written, Some(&write_text), among)
 }
 
 /// Before the files of texts no longer kept are removed, the store takes the texts it does not
-/// hold yet (it gave them up when they were kept). Where `docs/` is as the last sync left it,
-/// only a document that changed since (one of `docs`) can have left.
+/// hold yet (it gave them up when they were kept): of the documents numbered `among`, when
+/// given.
 fn hold_leaving_texts(
     store: &Store,
     docs_dir: &Path,
     files: &Files<'_>,
-    docs: &[DocMeta],
+    among: Option<&[i64]>,
     mut ahead: PackedAhead,
 ) -> Result<()> {
-    let changed: Vec<i64>;
-    let among = match files {
-        Files::Listed(_) => None,
-        Files::Asked(_) => {
-            changed = docs.iter().map(|d| d.num).collect();
-            Some(changed.as_slice())
-        }
-    };
     let leaving: Vec<(i64, String, String)> = store
         .unkept_texts_not_held(among)?
         .into_iter()
@@ -313,17 +315,19 @@ const HOLD_CHUNK: usize = 1024;
 /// Writes the file of a kept text (its id, its text).
 pub type WriteText<'a> = &'a dyn Fn(&str, &str) -> Result<()>;
 
-/// Drops the store's copy of each kept text whose file in `docs/` holds it. The files named in
-/// `written` were written from the store's copy by the caller; every other file is read and
-/// checked first. One that is torn or not the text is rewritten from the store's copy by
-/// `repair`, or, without it, the store keeps its copy.
+/// Drops the store's copy of each kept text whose file in `docs/` holds it (of the documents
+/// numbered `among`, when given). The files named in `written` were written from the store's
+/// copy by the caller; every other file is read and checked first. One that is torn or not
+/// the text is rewritten from the store's copy by `repair`, or, without it, the store keeps
+/// its copy.
 pub fn release_kept_texts(
     store: &Store,
     written: &FxHashSet<&str>,
     repair: Option<WriteText<'_>>,
+    among: Option<&[i64]>,
 ) -> Result<()> {
     let docs_dir = store.docs_dir();
-    let held = store.kept_texts_held()?;
+    let held = store.kept_texts_held(among)?;
     let mut release = Vec::with_capacity(held.len());
     for (num, id, sha256) in held {
         if !written.contains(id.as_str()) {

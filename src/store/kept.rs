@@ -370,15 +370,26 @@ impl Store {
             .join(DOCS_DIR)
     }
 
-    /// Kept documents whose text the store still holds: `(num, id, sha256)`.
-    pub fn kept_texts_held(&self) -> Result<Vec<(i64, String, String)>> {
-        // From the texts held, a few thousand, not from the kept documents, nearly all of a
-        // large collection.
-        self.id_rows(
-            "SELECT d.num, d.id, d.sha256 FROM texts t CROSS JOIN documents d ON d.num = t.num
-             WHERE d.status = 'kept' ORDER BY t.num",
-            None,
-        )
+    /// Kept documents whose text the store still holds: `(num, id, sha256)`; of those numbered
+    /// `among`, when given.
+    pub fn kept_texts_held(&self, among: Option<&[i64]>) -> Result<Vec<(i64, String, String)>> {
+        match among {
+            // From the texts held, a few thousand, not from the kept documents, nearly all of
+            // a large collection.
+            None => self.id_rows(
+                "SELECT d.num, d.id, d.sha256 FROM texts t CROSS JOIN documents d ON d.num = t.num
+                 WHERE d.status = 'kept' ORDER BY t.num",
+                None,
+            ),
+            // Every text held was 3,000 pages read, 13 ms of an update's sync to a
+            // 100,000-document store that holds the texts of 8,000 documents not kept.
+            Some(nums) => self.id_rows(
+                "SELECT d.num, d.id, d.sha256 FROM rarray(?1) q
+                 CROSS JOIN documents d ON d.num = q.value CROSS JOIN texts t ON t.num = d.num
+                 WHERE d.status = 'kept' ORDER BY d.num",
+                Some(Store::value_array(nums.iter().copied())),
+            ),
+        }
     }
 
     /// Documents not kept whose text the store does not hold (it is in `docs/`, where they
