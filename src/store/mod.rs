@@ -258,6 +258,15 @@ CREATE TABLE fp_buckets (bucket INTEGER PRIMARY KEY, entries BLOB NOT NULL);
     r#"
 CREATE TABLE fp_filter (part INTEGER PRIMARY KEY, bits BLOB NOT NULL);
 "#,
+    // v19 (speed): the figures' index in the order of the documents within each source and
+    // status, its sizes after the number: a document's entry was at a random place by its size,
+    // so an update's newcomers, kept or not, changed a random page each (954 statuses into a
+    // 100,000-document store, in the `sqlite3` shell: 36–39 ms and a 4.8 ms commit before,
+    // 21–31 ms and 0.8–1.1 ms after); newcomers now join the end of their status's run.
+    r#"
+DROP INDEX documents_figures;
+CREATE INDEX documents_figures ON documents(source, status, num, raw_bytes, text_bytes);
+"#,
 ];
 
 /// The schema version from which the change triggers come with the stamp (`changes.rs`).
