@@ -165,9 +165,7 @@ fn build_in(
             crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)
         });
         let ahead = PackedAhead::read(&store_path, &leaving);
-        let ruled = recording
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        let ruled = joined(recording)?;
         Ok((ruled, ahead))
     })?;
     let totals = collection::write_collection(&store, topic, &out, ahead)?;
@@ -276,9 +274,7 @@ fn dedup_outcomes(
             }
         });
         let pairs = judge_among(&sigs, &texts, stop, detector.as_ref(), settings);
-        let indexed = indexing
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let indexed = joined(indexing);
         let pairs = pairs?;
         indexed?;
         Ok(pairs)
@@ -436,7 +432,7 @@ fn feed_texts<T: Send>(
     })
 }
 
-/// What a thread of [`feed_texts`] gave, its panic passed on.
+/// What a scoped thread gave, its panic passed on.
 fn joined<R>(handle: std::thread::ScopedJoinHandle<'_, R>) -> R {
     handle
         .join()
