@@ -100,37 +100,87 @@ mod clmul {
     #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
     pub unsafe fn each(
         buf: &[u8],
-        spans: impl Iterator<Item = (usize, usize)>,
+        mut spans: impl Iterator<Item = (usize, usize)>,
         mut f: impl FnMut(u32),
     ) {
         let k3k4 = _mm_set_epi64x(K4, K3);
-        // One loop body rather than a function called per span, which was not inlined: its
-        // calls took the CRC's share of `collect dedup`'s samples from 12.5 to 14.2 %.
-        for (s, e) in spans {
-            let bytes = &buf[s..e];
-            let n = bytes.len();
-            let folded = if n == 0 {
-                f(0);
-                continue;
-            } else if n < ZERO_RUNS.len() && s + 16 <= buf.len() {
-                let at_s = load(bytes.as_ptr());
-                let r = n % 16;
-                let (mut x, mut at) = if r == 0 {
-                    (at_s, 16)
-                } else {
-                    (_mm_shuffle_epi8(at_s, load(SHIFT.as_ptr().add(r))), r)
-                };
-                while at < n {
-                    x = fold(x, load(bytes.as_ptr().add(at)), k3k4);
-                    at += 16;
+        // Spans go four at a time: each CRC is a chain of dependent multiplies whose latency,
+        // not the multiplier's throughput, bounds one span, so four chains side by side keep
+        // the multiplier busy. (`collect dedup` of the 80k dev corpus: 2,336 samples of the
+        // CRC in a profile one span at a time, 1,940 four at a time.)
+        loop {
+            let Some(first) = spans.next() else { return };
+            let mut group = [first; LANES];
+            let mut len = 1;
+            while len < LANES {
+                match spans.next() {
+                    Some(span) => group[len] = span,
+                    None => break,
                 }
-                x
+                len += 1;
+            }
+            if len == LANES && group.iter().all(|&(s, e)| folds(buf, s, e)) {
+                let mut x = [_mm_setzero_si128(); LANES];
+                for k in 0..LANES {
+                    x[k] = folded(buf, group[k].0, group[k].1, k3k4);
+                }
+                let mut r = [0u32; LANES];
+                for k in 0..LANES {
+                    r[k] = reduce(x[k], k3k4) ^ ZERO_RUNS[group[k].1 - group[k].0];
+                }
+                for c in r {
+                    f(c);
+                }
             } else {
-                f(crc32fast::hash(bytes));
-                continue;
-            };
-            f(reduce(folded, k3k4) ^ ZERO_RUNS[n]);
+                for &(s, e) in &group[..len] {
+                    f(one(buf, s, e, k3k4));
+                }
+            }
         }
+    }
+
+    /// Spans handed to [`each`]'s multiplies together.
+    const LANES: usize = 4;
+
+    /// Whether `buf[s..e]` is folded here: not empty, within the table of zero runs, and
+    /// with 16 bytes to load from its start.
+    #[inline]
+    fn folds(buf: &[u8], s: usize, e: usize) -> bool {
+        s < e && e - s < ZERO_RUNS.len() && s + 16 <= buf.len()
+    }
+
+    /// The CRC of `buf[s..e]`, any span.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
+    unsafe fn one(buf: &[u8], s: usize, e: usize, k3k4: __m128i) -> u32 {
+        if s == e {
+            0
+        } else if folds(buf, s, e) {
+            reduce(folded(buf, s, e, k3k4), k3k4) ^ ZERO_RUNS[e - s]
+        } else {
+            crc32fast::hash(&buf[s..e])
+        }
+    }
+
+    /// `buf[s..e]` (a span that [`folds`]) folded to 16 bytes, padded in front with zeros to
+    /// whole blocks.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
+    unsafe fn folded(buf: &[u8], s: usize, e: usize, k3k4: __m128i) -> __m128i {
+        let bytes = &buf[s..e];
+        let n = bytes.len();
+        let at_s = load(bytes.as_ptr());
+        let r = n % 16;
+        let (mut x, mut at) = if r == 0 {
+            (at_s, 16)
+        } else {
+            (_mm_shuffle_epi8(at_s, load(SHIFT.as_ptr().add(r))), r)
+        };
+        while at < n {
+            x = fold(x, load(bytes.as_ptr().add(at)), k3k4);
+            at += 16;
+        }
+        x
     }
 
     #[inline]
@@ -206,6 +256,37 @@ mod tests {
             .map(|&(s, e)| crc32fast::hash(&buf[s..e]))
             .collect();
         assert_eq!(crcs(&buf, &spans), want);
+    }
+
+    #[test]
+    fn spans_of_mixed_kinds_side_by_side_are_each_crc32() {
+        // Spans taken four at a time mix lengths of one, two and three blocks, empty spans,
+        // spans past the table of zero runs and spans too near the end to load a block: each
+        // of a group, and every group with one of these, must give what it gives alone.
+        let mut rng = crate::sign::test_support::Lcg(11);
+        let buf: Vec<u8> = (0..2000).map(|_| rng.below(256) as u8).collect();
+        for round in 0..300 {
+            let spans: Vec<(usize, usize)> = (0..rng.below(13))
+                .map(|_| {
+                    let n = match rng.below(10) {
+                        0 => 0,
+                        1 => 512 + rng.below(200) as usize,
+                        _ => 1 + rng.below(48) as usize,
+                    };
+                    let s = if rng.below(8) == 0 {
+                        buf.len() - n.min(15)
+                    } else {
+                        rng.below((buf.len() - n) as u64) as usize
+                    };
+                    (s, (s + n).min(buf.len()))
+                })
+                .collect();
+            let want: Vec<u32> = spans
+                .iter()
+                .map(|&(s, e)| crc32fast::hash(&buf[s..e]))
+                .collect();
+            assert_eq!(crcs(&buf, &spans), want, "round {round}: {spans:?}");
+        }
     }
 
     #[test]
