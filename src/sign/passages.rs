@@ -43,13 +43,80 @@ fn members(set: &[u32], other: &[u32]) -> Bits {
     bits
 }
 
+/// [`merge_blocks`] eight elements of each side at a time where the CPU has AVX2, else four.
+#[cfg(target_arch = "x86_64")]
+fn merge_blocks(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) {
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        unsafe { merge_blocks8(set, other, bits) }
+    } else {
+        merge_blocks4(set, other, bits)
+    }
+}
+
+/// [`merge_blocks4`] with blocks of eight: each side's next block waits on one comparison of
+/// their last elements, the chain that bounds the merge, so a step twice as long halves the
+/// waits. (`collect dedup` of the 80k dev corpus: `ShingleSeq::shared_with` took 1,420–1,537
+/// samples of 14,000–16,000 in a profile with blocks of four, 535–588 with blocks of eight.)
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn merge_blocks8(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) {
+    use std::arch::x86_64::*;
+    let (mut i, mut j) = (0, 0);
+    while i + 8 <= set.len() && j + 8 <= other.len() {
+        // SAFETY: both loads read eight u32 inside their slices (the loop's condition);
+        // unaligned loads take any address.
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_si256(set.as_ptr().add(i) as *const __m256i),
+                _mm256_loadu_si256(other.as_ptr().add(j) as *const __m256i),
+            )
+        };
+        // Every element of `b` is put beside every element of `a`: its four turns within
+        // each half, then the same with the halves swapped.
+        let c = _mm256_permute2x128_si256::<0x01>(b, b);
+        let eq = _mm256_or_si256(
+            _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi32(a, b),
+                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(b)),
+                ),
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(b)),
+                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(b)),
+                ),
+            ),
+            _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi32(a, c),
+                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(c)),
+                ),
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(c)),
+                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(c)),
+                ),
+            ),
+        );
+        let found = _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32 as u64;
+        // `i` is a multiple of eight, so the block's eight bits lie in one word.
+        bits[i / 64] |= found << (i % 64);
+        let (last_a, last_b) = (set[i + 7], other[j + 7]);
+        i += 8 * usize::from(last_a <= last_b);
+        j += 8 * usize::from(last_b <= last_a);
+    }
+    (i, j)
+}
+
 /// The part of [`members`]' merge done four elements of each side at a time: a block of `set`
 /// is compared with every element of the block of `other` it overlaps (that block turned
 /// three times: four comparisons in all), and the side whose block ends lower moves on. The
 /// element-wise merge waits for each element's load and comparison before it knows which side
 /// moves; this waits once per four. Returns where it stopped (fewer than four left on a side).
 #[cfg(target_arch = "x86_64")]
-fn merge_blocks(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) {
+fn merge_blocks4(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) {
     use std::arch::x86_64::*;
     let (mut i, mut j) = (0, 0);
     while i + 4 <= set.len() && j + 4 <= other.len() {
@@ -277,13 +344,25 @@ mod tests {
                     .collect()
             };
             let (a, b) = (sorted(na), sorted(nb));
-            let bits = members(&a, &b);
-            for (k, x) in a.iter().enumerate() {
-                assert_eq!(
-                    bit(&bits, k),
-                    b.binary_search(x).is_ok(),
-                    "round {round}: {a:?} {b:?}"
-                );
+            // The merge of blocks of four, which a CPU without AVX2 takes, is checked
+            // wherever the tests run.
+            #[cfg(target_arch = "x86_64")]
+            let by_fours = {
+                let mut bits = vec![0u64; a.len().div_ceil(64)];
+                let (i, j) = merge_blocks4(&a, &b, &mut bits);
+                merge_members(&a, &b, i, j, &mut bits);
+                bits
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let by_fours = members(&a, &b);
+            for bits in [members(&a, &b), by_fours] {
+                for (k, x) in a.iter().enumerate() {
+                    assert_eq!(
+                        bit(&bits, k),
+                        b.binary_search(x).is_ok(),
+                        "round {round}: {a:?} {b:?}"
+                    );
+                }
             }
         }
     }
