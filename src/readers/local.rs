@@ -104,6 +104,9 @@ pub fn parse_json_record<'a>(
     line_no: usize,
     line: &'a str,
 ) -> std::result::Result<JsonDoc<'a>, Skip> {
+    if let Some(doc) = super::json_line::read(line) {
+        return Ok(doc);
+    }
     serde_json::from_str(line).map_err(|e| {
         // serde_json appends " at line X column Y" itself; the locator already says where.
         let msg = e.to_string();

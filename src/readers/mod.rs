@@ -4,6 +4,7 @@
 //! wikis and crawls, are `crate::acquire::sources`.)
 
 pub mod documents;
+mod json_line;
 pub mod local;
 pub mod walk;
 pub mod warc;
