@@ -79,28 +79,9 @@ unsafe fn merge_blocks8(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize,
         };
         // Every element of `b` is put beside every element of `a`: its four turns within
         // each half, then the same with the halves swapped.
-        let c = _mm256_permute2x128_si256::<0x01>(b, b);
         let eq = _mm256_or_si256(
-            _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi32(a, b),
-                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(b)),
-                ),
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(b)),
-                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(b)),
-                ),
-            ),
-            _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi32(a, c),
-                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(c)),
-                ),
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(c)),
-                    _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(c)),
-                ),
-            ),
+            equal_in_turns(a, b),
+            equal_in_turns(a, _mm256_permute2x128_si256::<0x01>(b, b)),
         );
         let found = _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32 as u64;
         // `i` is a multiple of eight, so the block's eight bits lie in one word.
@@ -110,6 +91,28 @@ unsafe fn merge_blocks8(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize,
         j += 8 * usize::from(last_b <= last_a);
     }
     (i, j)
+}
+
+/// Where an element of `a` equals one of `b` in its own 128-bit half, four at a time: `b`'s
+/// half turned by 0 to 3 places.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn equal_in_turns(
+    a: std::arch::x86_64::__m256i,
+    b: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_cmpeq_epi32(a, b),
+            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b00_11_10_01>(b)),
+        ),
+        _mm256_or_si256(
+            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b01_00_11_10>(b)),
+            _mm256_cmpeq_epi32(a, _mm256_shuffle_epi32::<0b10_01_00_11>(b)),
+        ),
+    )
 }
 
 /// The part of [`members`]' merge done four elements of each side at a time: a block of `set`
