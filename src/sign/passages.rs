@@ -67,14 +67,13 @@ fn merge_blocks(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) 
 #[target_feature(enable = "avx2")]
 unsafe fn merge_blocks8(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) {
     use std::arch::x86_64::*;
-    let (mut i, mut j) = (0, 0);
-    while i + 8 <= set.len() && j + 8 <= other.len() {
-        // SAFETY: both loads read eight u32 inside their slices (the loop's condition);
-        // unaligned loads take any address.
+    merge_by_blocks::<8>(set, other, bits, |x, y| {
+        // SAFETY: both loads read the eight u32 of their slices; unaligned loads take any
+        // address.
         let (a, b) = unsafe {
             (
-                _mm256_loadu_si256(set.as_ptr().add(i) as *const __m256i),
-                _mm256_loadu_si256(other.as_ptr().add(j) as *const __m256i),
+                _mm256_loadu_si256(x.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(y.as_ptr() as *const __m256i),
             )
         };
         // Every element of `b` is put beside every element of `a`: its four turns within
@@ -83,12 +82,30 @@ unsafe fn merge_blocks8(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize,
             equal_in_turns(a, b),
             equal_in_turns(a, _mm256_permute2x128_si256::<0x01>(b, b)),
         );
-        let found = _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32 as u64;
-        // `i` is a multiple of eight, so the block's eight bits lie in one word.
-        bits[i / 64] |= found << (i % 64);
-        let (last_a, last_b) = (set[i + 7], other[j + 7]);
-        i += 8 * usize::from(last_a <= last_b);
-        j += 8 * usize::from(last_b <= last_a);
+        _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32 as u64
+    })
+}
+
+/// The loop of [`merge_blocks4`] and [`merge_blocks8`], with blocks of `W` elements: `found`
+/// gives the bits of the elements of a block of `set` that the block of `other` holds, and
+/// the side whose block ends lower moves on. Returns where it stopped (fewer than `W` left on
+/// a side). Inlined into each caller, so that `found` is compiled with its CPU's features.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn merge_by_blocks<const W: usize>(
+    set: &[u32],
+    other: &[u32],
+    bits: &mut [u64],
+    found: impl Fn(&[u32], &[u32]) -> u64,
+) -> (usize, usize) {
+    let (mut i, mut j) = (0, 0);
+    while i + W <= set.len() && j + W <= other.len() {
+        // `i` is a multiple of `W` (a power of two up to 64), so the block's bits lie in one
+        // word.
+        bits[i / 64] |= found(&set[i..i + W], &other[j..j + W]) << (i % 64);
+        let (last_a, last_b) = (set[i + W - 1], other[j + W - 1]);
+        i += W * usize::from(last_a <= last_b);
+        j += W * usize::from(last_b <= last_a);
     }
     (i, j)
 }
@@ -123,13 +140,12 @@ fn equal_in_turns(
 #[cfg(target_arch = "x86_64")]
 fn merge_blocks4(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize) {
     use std::arch::x86_64::*;
-    let (mut i, mut j) = (0, 0);
-    while i + 4 <= set.len() && j + 4 <= other.len() {
-        // SAFETY: SSE2 is part of every x86_64 CPU, and both loads read four u32 inside their
-        // slices (the loop's condition); unaligned loads take any address.
-        let found = unsafe {
-            let a = _mm_loadu_si128(set.as_ptr().add(i) as *const __m128i);
-            let b = _mm_loadu_si128(other.as_ptr().add(j) as *const __m128i);
+    merge_by_blocks::<4>(set, other, bits, |x, y| {
+        // SAFETY: SSE2 is part of every x86_64 CPU, and both loads read the four u32 of their
+        // slices; unaligned loads take any address.
+        unsafe {
+            let a = _mm_loadu_si128(x.as_ptr() as *const __m128i);
+            let b = _mm_loadu_si128(y.as_ptr() as *const __m128i);
             let eq = _mm_or_si128(
                 _mm_or_si128(
                     _mm_cmpeq_epi32(a, b),
@@ -141,14 +157,8 @@ fn merge_blocks4(set: &[u32], other: &[u32], bits: &mut [u64]) -> (usize, usize)
                 ),
             );
             _mm_movemask_ps(_mm_castsi128_ps(eq)) as u64
-        };
-        // `i` is a multiple of four, so the block's four bits lie in one word.
-        bits[i / 64] |= found << (i % 64);
-        let (last_a, last_b) = (set[i + 3], other[j + 3]);
-        i += 4 * usize::from(last_a <= last_b);
-        j += 4 * usize::from(last_b <= last_a);
-    }
-    (i, j)
+        }
+    })
 }
 
 /// Elsewhere the merge goes an element at a time from the start.
