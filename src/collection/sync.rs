@@ -8,8 +8,8 @@ use super::report::{
 };
 use super::write_atomic;
 use crate::store::kept::{
-    file_bytes, kept_file, kept_texts, read_kept_file, KeptFile, PackedAhead, TextRow, FETCH_CHUNK,
-    READ_CHUNK,
+    file_bytes, kept_file, kept_texts, read_kept_file, write_file_of, KeptFile, PackedAhead,
+    TextRow, FETCH_CHUNK, READ_CHUNK,
 };
 use crate::store::queries::DocMeta;
 use crate::store::{Status, Store};
@@ -218,7 +218,7 @@ fn sync_docs(
         let path = kept_file(docs_dir, id);
         match texts {
             Texts::Atomic => write_atomic(&path, &file_bytes(text)),
-            Texts::Fresh => std::fs::write(&path, file_bytes(text))
+            Texts::Fresh => write_file_of(&path, text)
                 .with_context(|| format!("{}: cannot write", path.display())),
         }
     };

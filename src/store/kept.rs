@@ -132,6 +132,25 @@ pub fn file_bytes(text: &str) -> Vec<u8> {
     b
 }
 
+/// Creates (or truncates) the file `path` and writes [`file_bytes`] of `text` into it, the
+/// text and its newline handed to the kernel together rather than copied into one buffer
+/// first (a build writes every text bound for dedup this way).
+pub fn write_file_of(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::{IoSlice, Write};
+    let mut file = std::fs::File::create(path)?;
+    let mut parts = [IoSlice::new(text.as_bytes()), IoSlice::new(b"\n")];
+    let mut rest = &mut parts[..];
+    while !rest.is_empty() {
+        match file.write_vectored(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// What the file of a kept text was found to hold.
 #[derive(Debug, PartialEq)]
 pub enum KeptFile {
@@ -566,6 +585,23 @@ mod tests {
         assert_eq!(sha256_many_in(&messages, false), expected);
         assert_eq!(sha256_many_in(&messages[..1], true), expected[..1]);
         assert!(sha256_many_in(&[], true).is_empty());
+    }
+
+    #[test]
+    fn a_file_written_from_a_text_holds_its_file_bytes_and_nothing_of_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = kept_file(dir.path(), "a");
+        std::fs::write(
+            &path,
+            "an older and much longer text than the one that replaces it",
+        )
+        .unwrap();
+        for text in ["Первый абзац.\n\nSecond.", "", &"слово ".repeat(100_000)] {
+            write_file_of(&path, text).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), file_bytes(text));
+        }
+        let missing = dir.path().join("no-such-folder").join("a.txt");
+        assert!(write_file_of(&missing, "text").is_err());
     }
 
     #[test]

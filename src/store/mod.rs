@@ -611,7 +611,7 @@ impl Unwritten {
         for ((d, _), frame) in packed.docs.iter().zip(&packed.frames) {
             if frame.is_none() {
                 let file = kept::kept_file(docs_dir, &d.id);
-                std::fs::write(&file, kept::file_bytes(&d.text))
+                kept::write_file_of(&file, &d.text)
                     .with_context(|| format!("{}: cannot write", file.display()))?;
                 written.push(file);
             }
