@@ -4,7 +4,6 @@
 
 use super::ingest::{Preparer, BATCH};
 use super::{detector_of, pairs_among, stored_pair};
-use crate::canon::Canonicalizer;
 use crate::collection::doctor::{diagnose, find_text, read_manifest, ManifestEntry, TextSource};
 use crate::collection::{self, store_path, STORE_FILE};
 use crate::error::bad_input;
@@ -119,12 +118,12 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             let signed: Vec<(Document, Vec<u64>)> = chunk
                 .par_iter()
                 .map_init(
-                    || Canonicalizer::new(&stop),
-                    |canon, d| {
+                    || preparer.signing(),
+                    |signing, d| {
                         let sig = if d.text.is_empty() {
                             Vec::new()
                         } else {
-                            preparer.signature(canon, &d.text, d.status)
+                            preparer.signature(signing, &d.text, d.status)
                         };
                         (d.clone(), sig)
                     },
