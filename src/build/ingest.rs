@@ -154,21 +154,21 @@ impl<'a> Preparer<'a> {
         }
     }
 
-    /// What one core signs with, text after text ([`Preparer::signature`]).
-    pub fn signing(&self) -> Signing<'a> {
-        Signing {
-            canon: Canonicalizer::new(self.stop),
-            canonical: CanonText::default(),
-        }
-    }
-
     /// The signature stored with a cleaned text of this status: the one place that decides
     /// what a stored document is signed with (`collect doctor --rebuild` signs through it too).
-    pub fn signature(&self, signing: &mut Signing<'_>, text: &str, status: Status) -> Vec<u64> {
+    /// `canonical` is the core's buffer of the canonical form, kept from text to text: made
+    /// anew for each text, it grew by copying to each text's size (its allocations and copies
+    /// were about 1 % of a build's reading CPU, with the page faults of the larger ones).
+    pub fn signature(
+        &self,
+        canon: &mut Canonicalizer,
+        canonical: &mut CanonText,
+        text: &str,
+        status: Status,
+    ) -> Vec<u64> {
         // Filtered-out texts never meet the dedup stage; detectors weighing words by the
         // collection are signed by the build's dedup pass, once the whole collection is known.
         if !status.is_filtered_out() && !self.detector.needs_stats() {
-            let Signing { canon, canonical } = signing;
             canon.canonicalize_into(text, canonical);
             self.detector.sign_doc(text, canonical)
         } else {
@@ -182,8 +182,8 @@ impl<'a> Preparer<'a> {
         let mut prepared: Vec<(Document, Vec<u64>)> = raw
             .into_par_iter()
             .map_init(
-                || self.signing(),
-                |signing, (id, r)| {
+                || (Canonicalizer::new(self.stop), CanonText::default()),
+                |(canon, canonical), (id, r)| {
                     let ctx = clean::CleanContext {
                         url: r.url.as_deref(),
                         lang: r.lang.as_deref(),
@@ -212,7 +212,7 @@ impl<'a> Preparer<'a> {
                         cleaned.lang.as_deref(),
                         cleaned.defect,
                     );
-                    let sig = self.signature(signing, &cleaned.text, status);
+                    let sig = self.signature(canon, canonical, &cleaned.text, status);
                     let doc = Document {
                         id,
                         source: r.source,
@@ -248,14 +248,6 @@ impl<'a> Preparer<'a> {
             });
         prepared
     }
-}
-
-/// A core's canonicalizer and the buffers of the canonical form, kept from text to text: made
-/// anew for each text, the buffers grew by copying to each text's size (their allocations and
-/// copies were about 1 % of a build's reading CPU, with the page faults of the larger ones).
-pub struct Signing<'s> {
-    canon: Canonicalizer<'s>,
-    canonical: CanonText,
 }
 
 /// Texts of a batch hashed together on one core: half a batch, so both cores take part.

@@ -4,6 +4,7 @@
 
 use super::ingest::{Preparer, BATCH};
 use super::{detector_of, pairs_among, stored_pair};
+use crate::canon::{CanonText, Canonicalizer};
 use crate::collection::doctor::{diagnose, find_text, read_manifest, ManifestEntry, TextSource};
 use crate::collection::{self, store_path, STORE_FILE};
 use crate::error::bad_input;
@@ -118,12 +119,12 @@ pub fn rebuild(dir: &Path, topic: &Topic) -> Result<RebuildSummary> {
             let signed: Vec<(Document, Vec<u64>)> = chunk
                 .par_iter()
                 .map_init(
-                    || preparer.signing(),
-                    |signing, d| {
+                    || (Canonicalizer::new(&stop), CanonText::default()),
+                    |(canon, canonical), d| {
                         let sig = if d.text.is_empty() {
                             Vec::new()
                         } else {
-                            preparer.signature(signing, &d.text, d.status)
+                            preparer.signature(canon, canonical, &d.text, d.status)
                         };
                         (d.clone(), sig)
                     },
