@@ -206,6 +206,13 @@ for f in SRC.rglob("*.rs"):
     if f not in (SRC / "store" / "changes.rs", SRC / "store" / "mod.rs"):
         forbid([f], r"manifest_changes\b(?!\()", "the changes since the last sync are store/changes.rs's")
 
+# 7h. The report's figures have one home (store/figures.rs): only it reads, fills or makes the
+# triggers of the table that keeps them, so a figure read from it and one counted over the
+# documents cannot disagree by a query written elsewhere (the migrations made the table).
+for f in SRC.rglob("*.rs"):
+    if f not in (SRC / "store" / "figures.rs", SRC / "store" / "mod.rs"):
+        forbid([f], r"(INTO|FROM|JOIN|UPDATE)\s+figures\b|figures_(insert|update|delete)\b", "the report's figures are store/figures.rs's")
+
 # 7c. The Spark driver decides nothing: scores, thresholds and the keep rule's order are the
 # binary's (collect worker / collect keep). It may read a verdict's name, never a score.
 job = SRC.parent / "spark" / "collect_job.py"

@@ -67,7 +67,9 @@ pub fn counts(store: &Store) -> Result<(BTreeMap<String, Counts>, Counts)> {
             }
         }
     }
-    for (source, pairs) in store.contained_pairs_by_source()? {
+    let sources: Vec<String> = per.keys().cloned().collect();
+    let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
+    for (source, pairs) in store.contained_pairs_by_source(&sources)? {
         per.entry(source).or_default().contained_pairs += pairs;
     }
     let mut total = Counts::default();

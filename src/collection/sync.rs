@@ -122,6 +122,7 @@ fn sync(store: &Store, out: &Path, texts: Texts, ahead: PackedAhead) -> Result<C
 
 /// Writes `report.md` from the store; gives the collection's figures.
 fn write_report(store: &Store, out: &Path) -> Result<Counts> {
+    store.keep_figures()?;
     let (per, total) = counts(store)?;
     let key = store.meta("detector")?.unwrap_or_default();
     let topic = stored_topic(store)?;

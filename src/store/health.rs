@@ -105,6 +105,10 @@ pub fn examine(path: &Path) -> Health {
         }
     }
     check_documents(&store, &mut h);
+    match store.figures_problem() {
+        Ok(problem) => h.problems.extend(problem),
+        Err(e) => h.problems.push(format!("{e:#}")),
+    }
     check_pairs(&store, &mut h);
     check_signatures(&store, &mut h);
     h.decisions = count_or_problem(&store, "decisions", &mut h);

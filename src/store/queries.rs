@@ -279,69 +279,16 @@ pub(crate) fn pairs_of(
     rows.collect::<rusqlite::Result<Vec<_>>>().at(path)
 }
 
-/// The documents of one source with one status, and their bytes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatusFigures {
-    /// Report name of the source.
-    pub source: String,
-    /// Their status.
-    pub status: Status,
-    /// How many.
-    pub documents: u64,
-    /// Bytes before cleaning.
-    pub raw_bytes: u64,
-    /// Bytes of the cleaned texts.
-    pub text_bytes: u64,
-}
-
 impl Store {
-    /// Documents and bytes per source and status.
-    pub fn status_figures(&self) -> Result<Vec<StatusFigures>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT source, status, COUNT(*), SUM(raw_bytes), SUM(text_bytes)
-                 FROM documents GROUP BY source, status",
-            )
-            .at(&self.path)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(StatusFigures {
-                    source: r.get(0)?,
-                    status: r.get(1)?,
-                    documents: r.get::<_, i64>(2)? as u64,
-                    raw_bytes: r.get::<_, i64>(3)? as u64,
-                    text_bytes: r.get::<_, i64>(4)? as u64,
-                })
-            })
-            .at(&self.path)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().at(&self.path)
-    }
-
     /// Contained pairs per source of the contained text: the side with the larger
     /// containment, `b` on a tie or where the method gives none (stored as NULL, read as NaN,
     /// which compares false).
-    pub fn contained_pairs_by_source(&self) -> Result<Vec<(String, u64)>> {
-        // The sources come from the figures' index, one seek per source: `SELECT DISTINCT`
-        // read all of it (100,000 documents: 12 ms of an update's 40 ms of counting). With one
-        // source every pair is its own, counted on the verdict's index without looking each
-        // contained text up.
-        let sources: Vec<String> = self
-            .conn
-            .prepare_cached(
-                "WITH RECURSIVE s(source) AS (
-                     SELECT MIN(source) FROM documents
-                     UNION ALL
-                     SELECT (SELECT MIN(source) FROM documents WHERE source > s.source)
-                     FROM s WHERE s.source IS NOT NULL)
-                 SELECT source FROM s WHERE source IS NOT NULL",
-            )
-            .at(&self.path)?
-            .query_map([], |r| r.get(0))
-            .at(&self.path)?
-            .collect::<rusqlite::Result<_>>()
-            .at(&self.path)?;
-        if let [source] = sources.as_slice() {
+    ///
+    /// `sources` are those the store's documents come from, as its figures list them: with one
+    /// source every pair is its own, counted on the verdict's index without looking each
+    /// contained text up.
+    pub fn contained_pairs_by_source(&self, sources: &[&str]) -> Result<Vec<(String, u64)>> {
+        if let [source] = sources {
             let n: i64 = self
                 .conn
                 .query_row(
@@ -351,7 +298,7 @@ impl Store {
                 )
                 .at(&self.path)?;
             return Ok(if n > 0 {
-                vec![(source.clone(), n as u64)]
+                vec![(source.to_string(), n as u64)]
             } else {
                 Vec::new()
             });
