@@ -67,9 +67,9 @@ pub fn counts(store: &Store) -> Result<(BTreeMap<String, Counts>, Counts)> {
             }
         }
     }
-    let sources: Vec<String> = per.keys().cloned().collect();
-    let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
-    for (source, pairs) in store.contained_pairs_by_source(&sources)? {
+    let sources: Vec<&str> = per.keys().map(String::as_str).collect();
+    let contained = store.contained_pairs_by_source(&sources)?;
+    for (source, pairs) in contained {
         per.entry(source).or_default().contained_pairs += pairs;
     }
     let mut total = Counts::default();

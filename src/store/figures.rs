@@ -79,7 +79,7 @@ impl Store {
 
     /// The figures counted over the documents, whether or not the table is kept (the doctor
     /// compares the two).
-    pub fn counted_figures(&self) -> Result<Vec<StatusFigures>> {
+    fn counted_figures(&self) -> Result<Vec<StatusFigures>> {
         self.figures_of(COUNTED)
     }
 
