@@ -16,20 +16,27 @@ const BUILD_PARTS: usize = 16;
 /// block's pairs are a few megabytes, large enough to keep both cores busy.
 const QUERY_BLOCK: usize = 2048;
 
-/// Inverted index in compressed rows: for each distinct element (a *key*, numbered in
-/// increasing element order) the documents holding it, and for each document its keys.
+/// Inverted index in compressed rows: for each element held by more than one document, its
+/// *row*, the documents holding it; for each document, where the rows of its elements are.
 ///
-/// Documents hold key numbers rather than elements, so counting pairs never looks an element
-/// up: at millions of elements a hash map from element to row costs more, in memory and in
-/// time, than the rows themselves.
+/// Documents hold places of rows rather than elements, so counting pairs never looks an
+/// element up: at millions of elements a hash map from element to row costs more, in memory
+/// and in time, than the rows themselves. An element no other document holds has no row (most
+/// of them: a text's own wording), and its document knows it without reading anything: each
+/// element's row had been a read from memory no cache held, two with its offset, most of
+/// counting the 80k dev corpus's pairs.
 pub struct Postings {
-    /// Row of key `k`: `docs[offsets[k]..offsets[k + 1]]`, in increasing order.
-    offsets: Vec<u32>,
-    docs: Vec<u32>,
-    /// Keys of document `d`: `doc_keys[doc_offsets[d]..doc_offsets[d + 1]]`.
+    /// The rows one after another, each its length and then its documents in increasing
+    /// order.
+    rows: Vec<u32>,
+    /// Of document `d`, `row_places[doc_offsets[d]..doc_offsets[d + 1]]`: for each of its
+    /// elements, in element order, the place in `rows` of the element's row, or [`ALONE`].
     doc_offsets: Vec<u32>,
-    doc_keys: Vec<u32>,
+    row_places: Vec<u32>,
 }
+
+/// The row place of an element that only one document holds.
+const ALONE: u32 = u32::MAX;
 
 impl Postings {
     /// Builds the index of `sigs` (document i holds the elements of `sigs[i]`: sorted, without
@@ -44,13 +51,12 @@ impl Postings {
             total += sig.len() as u32;
             doc_offsets.push(total);
         }
-        let mut docs = vec![0u32; total as usize];
-        let mut doc_keys = vec![0u32; total as usize];
-        let mut offsets = Vec::new();
+        let mut row_places = vec![0u32; total as usize];
+        let mut rows = Vec::new();
         let starts = part_starts(sigs);
         let cuts = PartCuts::new(sigs, &starts);
         // (element, document, position in the document's signature) of part `p`, sorted, and
-        // how many distinct elements it holds.
+        // the room its rows take.
         let gather = |p: usize| -> GatheredPart {
             let mut entries = Vec::new();
             for (doc, sig) in sigs.iter().enumerate() {
@@ -62,16 +68,19 @@ impl Postings {
             // leave them (80k dev corpus, the index's build 272–292 → 227–275 ms, where the
             // sort was a parallel comparison sort between numbering and gathering).
             radsort::sort_by_key(&mut entries, |e| e.0);
-            let distinct = entries.chunk_by(|a, b| a.0 == b.0).count() as u32;
-            (entries, distinct)
+            let room = entries
+                .chunk_by(|a, b| a.0 == b.0)
+                .filter(|same| same.len() > 1)
+                .map(|same| 1 + same.len())
+                .sum();
+            (entries, room)
         };
-        // A document's keys are written by every part, each into the places of its own
+        // A document's row places are written by every part, each into the places of its own
         // elements: no place twice.
-        let keys_of_docs = shared_slots(&mut doc_keys);
-        // Parts are gathered, sorted and numbered a wave at a time, a part per thread, so only
-        // a wave's entries are held. A part's keys and places follow from the sizes of the
-        // parts before it: its distinct elements and its entries.
-        let (mut key_base, mut place_base) = (0u32, 0usize);
+        let places_of_docs = shared_slots(&mut row_places);
+        // Parts are gathered, sorted and laid out a wave at a time, a part per thread, so only
+        // a wave's entries are held. A part's rows go after the rows of the parts before it.
+        let mut rows_base = 0usize;
         let wave = rayon::current_num_threads().max(1);
         for first in (0..starts.len()).step_by(wave) {
             let parts: Vec<GatheredPart> = (first..(first + wave).min(starts.len()))
@@ -79,62 +88,65 @@ impl Postings {
                 .with_max_len(1)
                 .map(gather)
                 .collect();
+            let room: usize = parts.iter().map(|(_, room)| room).sum();
+            rows.resize(rows_base + room, 0);
             let mut jobs = Vec::with_capacity(parts.len());
-            let mut rest = &mut docs[place_base..];
-            for (entries, distinct) in &parts {
-                let (slots, after) = std::mem::take(&mut rest).split_at_mut(entries.len());
+            let mut rest = &mut rows[rows_base..];
+            for (entries, room) in &parts {
+                let (slots, after) = std::mem::take(&mut rest).split_at_mut(*room);
                 rest = after;
-                jobs.push((entries, slots, key_base, place_base));
-                key_base += distinct;
-                place_base += entries.len();
+                jobs.push((entries, slots, rows_base));
+                rows_base += room;
             }
-            let numbered: Vec<Vec<u32>> = jobs
-                .into_par_iter()
+            jobs.into_par_iter()
                 .with_max_len(1)
-                .map(|(entries, slots, key_base, place_base)| {
-                    let mut starts_of_keys = Vec::new();
-                    let mut last = None;
-                    for (at, (&(e, doc, i), slot)) in entries.iter().zip(slots).enumerate() {
-                        if last != Some(e) {
-                            starts_of_keys.push((place_base + at) as u32);
-                            last = Some(e);
+                .for_each(|(entries, slots, base)| {
+                    let place_of =
+                        |&(_, doc, i): &(u64, u32, u32)| (doc_offsets[doc as usize] + i) as usize;
+                    let mut at = 0;
+                    for same in entries.chunk_by(|a, b| a.0 == b.0) {
+                        let row_place = match same {
+                            [_] => ALONE,
+                            _ => (base + at) as u32,
+                        };
+                        for entry in same {
+                            places_of_docs[place_of(entry)]
+                                .store(row_place, std::sync::atomic::Ordering::Relaxed);
                         }
-                        let key = key_base + starts_of_keys.len() as u32 - 1;
-                        let place = (doc_offsets[doc as usize] + i) as usize;
-                        keys_of_docs[place].store(key, std::sync::atomic::Ordering::Relaxed);
-                        *slot = doc;
+                        if row_place != ALONE {
+                            slots[at] = same.len() as u32;
+                            for (slot, entry) in slots[at + 1..].iter_mut().zip(same) {
+                                *slot = entry.1;
+                            }
+                            at += 1 + same.len();
+                        }
                     }
-                    starts_of_keys
-                })
-                .collect();
-            for part in numbered {
-                offsets.extend(part);
-            }
+                });
         }
-        offsets.push(total);
-        offsets.shrink_to_fit();
+        rows.shrink_to_fit();
         Postings {
-            offsets,
-            docs,
+            rows,
             doc_offsets,
-            doc_keys,
+            row_places,
         }
     }
 
-    /// Documents holding key `key`, in increasing order.
-    pub fn row(&self, key: u32) -> &[u32] {
-        &self.docs[self.offsets[key as usize] as usize..self.offsets[key as usize + 1] as usize]
-    }
-
-    /// Keys of document `doc`'s elements.
-    pub fn keys_of(&self, doc: usize) -> &[u32] {
-        &self.doc_keys[self.doc_offsets[doc] as usize..self.doc_offsets[doc + 1] as usize]
+    /// The rows of document `doc`'s elements that other documents hold too, in element
+    /// order: each the documents holding its element, in increasing order.
+    pub fn rows_of(&self, doc: usize) -> impl Iterator<Item = &[u32]> + '_ {
+        self.row_places[self.doc_offsets[doc] as usize..self.doc_offsets[doc + 1] as usize]
+            .iter()
+            .filter(|&&place| place != ALONE)
+            .map(|&place| {
+                let start = place as usize + 1;
+                &self.rows[start..start + self.rows[place as usize] as usize]
+            })
     }
 }
 
 /// A part of [`Postings::build`]: its (element, document, position) entries sorted by
-/// element, and how many distinct elements they hold.
-type GatheredPart = (Vec<(u64, u32, u32)>, u32);
+/// element, and the room its rows take in [`Postings::rows`].
+type GatheredPart = (Vec<(u64, u32, u32)>, usize);
 
 /// `slots` as places that threads may each write: every place is written by one of them only
 /// (the index's parts own disjoint places), and reading waits for them all.
@@ -190,13 +202,12 @@ pub fn shared_pairs(
             .map_init(
                 || (vec![0u32; n], Vec::<u32>::new()),
                 |(counts, touched), a| {
-                    for &key in postings.keys_of(a) {
+                    for row in postings.rows_of(a) {
                         // Rows are sorted: only partners with a larger index, so each pair
                         // once. They are the row's tail, read from its end, so no search
-                        // finds where it starts (without a binary search per key, 80k
+                        // finds where it starts (without a binary search per row, 80k
                         // `collect dedup` 3.21 → 3.12 s); the sort below undoes the order
                         // they are counted in.
-                        let row = postings.row(key);
                         for &b in row.iter().rev().take_while(|&&d| d as usize > a) {
                             let c = &mut counts[b as usize];
                             if *c == 0 {
@@ -289,23 +300,32 @@ mod tests {
         sigs.extend((0..3000u64).map(|d| vec![d * 7 % 1000, 1 << (20 + d % 40), u64::MAX - d]));
         let sigs: Vec<Vec<u64>> = sigs.into_iter().map(crate::sign::into_set).collect();
         let postings = Postings::build(&sigs);
-        let mut seen_keys = std::collections::BTreeMap::new();
+        let holders = |e: u64| -> Vec<u32> {
+            (0..sigs.len() as u32)
+                .filter(|&o| sigs[o as usize].contains(&e))
+                .collect()
+        };
+        let mut alone = 0;
         for (d, sig) in sigs.iter().enumerate() {
-            let keys = postings.keys_of(d);
-            assert_eq!(keys.len(), sig.len());
-            for (&e, &k) in sig.iter().zip(keys) {
-                let holders: Vec<u32> = (0..sigs.len() as u32)
-                    .filter(|&o| sigs[o as usize].contains(&e))
-                    .collect();
-                assert_eq!(postings.row(k), holders, "element {e}");
-                // One key per element, numbered in element order.
-                assert_eq!(*seen_keys.entry(e).or_insert(k), k);
-            }
+            let expected: Vec<Vec<u32>> = sig
+                .iter()
+                .map(|&e| holders(e))
+                .filter(|held| held.len() > 1)
+                .collect();
+            alone += sig.len() - expected.len();
+            let rows: Vec<Vec<u32>> = postings.rows_of(d).map(<[u32]>::to_vec).collect();
+            assert_eq!(rows, expected, "document {d}");
         }
-        let keys: Vec<u32> = seen_keys.values().copied().collect();
-        assert_eq!(keys, (0..keys.len() as u32).collect::<Vec<_>>());
+        // Held once: `u64::MAX - d` for d from 1 on, and `(1 << 40) + 1`.
+        assert_eq!(alone, 3000);
+        // One row per element held more than once, each its length and its documents.
+        let mut shared: Vec<u64> = sigs.iter().flatten().copied().collect();
+        shared.sort_unstable();
+        let held_twice = shared.chunk_by(|a, b| a == b).filter(|s| s.len() > 1);
+        let room: usize = held_twice.map(|s| 1 + s.len()).sum();
+        assert_eq!(postings.rows.len(), room);
         let empty = Postings::build(&[]);
-        assert!(empty.docs.is_empty() && empty.offsets == [0]);
+        assert!(empty.rows.is_empty() && empty.row_places.is_empty());
     }
 
     #[test]
@@ -323,18 +343,21 @@ mod tests {
                 .build()
                 .unwrap();
             let p = pool.install(|| Postings::build(&sigs));
-            (p.offsets, p.docs, p.doc_offsets, p.doc_keys)
+            (p.rows, p.doc_offsets, p.row_places)
         };
         let one = built(1);
         // Waves of one part and of several, and a last wave shorter than the others.
         for threads in [2, 3, 5, 16] {
             assert_eq!(built(threads), one, "{threads} threads");
         }
-        assert_eq!(one.0.len() - 1, {
+        let mut rows: Vec<u32> = one.2.iter().copied().filter(|&p| p != ALONE).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        assert_eq!(rows.len(), {
             let mut all: Vec<u64> = sigs.iter().flatten().copied().collect();
             all.sort_unstable();
-            all.dedup();
-            all.len()
+            let held_twice = all.chunk_by(|a, b| a == b).filter(|s| s.len() > 1);
+            held_twice.count()
         });
     }
 }
