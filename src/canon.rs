@@ -509,13 +509,25 @@ impl<'s> Canonicalizer<'s> {
         // the answer would be mispredicted for about one word in three.
         let keep = usize::from(!self.stop.contains_short_word(word, len));
         let before = buf.len();
-        if before > 0 {
-            buf.push(b' ');
+        let start = before + usize::from(before > 0);
+        // Written through pointers, the room asked for once: pushes, each checking the room
+        // and moving the length, then cut back, made the canonical form 10 % slower (one core,
+        // the 10k dev corpus: 350–373 → 390–420 MB/s).
+        buf.reserve(1 + 16);
+        starts.reserve(1);
+        // SAFETY: the room reserved holds a space and the word's 16 bytes after the text, and
+        // a place after the starts; the lengths set cover only bytes written here (the space,
+        // then the word's `len` bytes, or nothing).
+        unsafe {
+            let at = buf.as_mut_ptr().add(before);
+            at.write(b' ');
+            at.add(start - before)
+                .cast::<[u8; 16]>()
+                .write_unaligned(word.to_le_bytes());
+            buf.set_len(before + keep * (start - before + len));
+            starts.as_mut_ptr().add(starts.len()).write(start as u32);
+            starts.set_len(starts.len() + keep);
         }
-        starts.push(buf.len() as u32);
-        buf.extend_from_slice(&word.to_le_bytes());
-        buf.truncate(before + keep * (buf.len() - 16 + len - before));
-        starts.truncate(starts.len() - 1 + keep);
     }
 
     /// The words of the `BLOCK` bytes at `at` (`block`), found from one mask of its word
