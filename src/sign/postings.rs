@@ -104,22 +104,18 @@ impl Postings {
                     let place_of =
                         |&(_, doc, i): &(u64, u32, u32)| (doc_offsets[doc as usize] + i) as usize;
                     let mut at = 0;
+                    let relaxed = std::sync::atomic::Ordering::Relaxed;
                     for same in entries.chunk_by(|a, b| a.0 == b.0) {
-                        let row_place = match same {
-                            [_] => ALONE,
-                            _ => (base + at) as u32,
-                        };
-                        for entry in same {
-                            places_of_docs[place_of(entry)]
-                                .store(row_place, std::sync::atomic::Ordering::Relaxed);
+                        if let [alone] = same {
+                            places_of_docs[place_of(alone)].store(ALONE, relaxed);
+                            continue;
                         }
-                        if row_place != ALONE {
-                            slots[at] = same.len() as u32;
-                            for (slot, entry) in slots[at + 1..].iter_mut().zip(same) {
-                                *slot = entry.1;
-                            }
-                            at += 1 + same.len();
+                        slots[at] = same.len() as u32;
+                        for (slot, entry) in slots[at + 1..].iter_mut().zip(same) {
+                            *slot = entry.1;
+                            places_of_docs[place_of(entry)].store((base + at) as u32, relaxed);
                         }
+                        at += 1 + same.len();
                     }
                 });
         }
