@@ -191,15 +191,13 @@ pub fn shared_pairs(
 ) {
     let n = sigs.len();
     let queries = queries.min(n);
-    let spare = Spare::default();
     for block in (0..queries).step_by(QUERY_BLOCK) {
         let per_doc: Vec<Vec<(u32, u32, u32)>> = (block..(block + QUERY_BLOCK).min(queries))
             .into_par_iter()
             .with_min_len(64)
             .map_init(
-                || spare.take(n),
-                |scratch, a| {
-                    let Counting { counts, touched } = &mut scratch.counting;
+                || (vec![0u32; n], Vec::<u32>::new()),
+                |(counts, touched), a| {
                     for row in postings.rows_of(a) {
                         // Rows are sorted: only partners with a larger index, so each pair
                         // once. They are the row's tail, read from its end, so no search
@@ -228,55 +226,6 @@ pub fn shared_pairs(
             )
             .collect();
         sink(per_doc.concat());
-    }
-}
-
-/// A counter per document and the list of those a query touched, zero and empty between
-/// queries.
-#[derive(Default)]
-struct Counting {
-    counts: Vec<u32>,
-    touched: Vec<u32>,
-}
-
-/// The [`Counting`]s of one [`shared_pairs`], handed back when a piece of work is done and
-/// taken again by the next: rayon makes one for every piece it splits a block into, and a new
-/// one for each was a zeroed counter per document every time (the 80k dev corpus: 1,280 of
-/// 320 KB, each cleared by the allocator and faulted in by the kernel).
-#[derive(Default)]
-struct Spare(std::sync::Mutex<Vec<Counting>>);
-
-impl Spare {
-    /// A [`Counting`] with a counter for each of `n` documents, given back on drop.
-    fn take(&self, n: usize) -> Lent<'_> {
-        let mut counting = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .pop()
-            .unwrap_or_default();
-        counting.counts.resize(n, 0);
-        Lent {
-            counting,
-            spare: self,
-        }
-    }
-}
-
-/// A [`Counting`] lent by a [`Spare`].
-struct Lent<'a> {
-    counting: Counting,
-    spare: &'a Spare,
-}
-
-impl Drop for Lent<'_> {
-    fn drop(&mut self) {
-        let counting = std::mem::take(&mut self.counting);
-        self.spare
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(counting);
     }
 }
 
