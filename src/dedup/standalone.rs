@@ -6,8 +6,8 @@ use super::{Engine, Pair, Wanted};
 use crate::canon::{CanonText, Canonicalizer, StopWords};
 use crate::error::{bad_input, Skip};
 use crate::readers::local::{
-    for_each_jsonl_line_placed, list_files, open_regular, parse_json_line, read_jsonl_line_at,
-    read_text_file, LinePlace,
+    for_each_jsonl_block, list_files, open_regular, parse_json_line, read_text_file, JsonlBlock,
+    LinePlace,
 };
 use crate::sign::{build_detector, DedupSettings, Detector, ShingleSeq, Verdict};
 use anyhow::Result;
@@ -124,44 +124,41 @@ fn read_mapped<S, T: Send>(
             input.display()
         )));
     }
-    let flush = |lines: Vec<(usize, usize, String)>| -> Result<()> {
-        let mapped: Vec<Result<T>> = lines
+    // A block of lines, and of its lines those kept, each with its document's index.
+    type Batch = (JsonlBlock, Vec<(usize, usize)>);
+    let flush = |(block, kept): Batch| -> Result<()> {
+        let mapped: Vec<Result<T>> = kept
             .par_iter()
-            .map_init(init, |s, (index, line_no, line)| {
-                let d = parse_json_line(input, *line_no, line)?;
-                Ok(map(s, *index, d.id.into_string(), &d.text))
+            .map_init(init, |s, &(index, k)| {
+                let d = parse_json_line(input, block.place(k).line_no, block.text(input, k)?)?;
+                Ok(map(s, index, d.id.into_string(), &d.text))
             })
             .collect();
         f(mapped.into_iter().collect::<Result<_>>()?)
     };
-    // The file is read on a thread of its own, a chunk ahead of the workers that parse and
-    // sign the chunk before it.
+    // The file is read on a thread of its own, a block ahead of the workers that parse and
+    // sign the block before it.
     std::thread::scope(|scope| {
-        let (chunks, received) = std::sync::mpsc::sync_channel(1);
+        let (blocks, received) = std::sync::mpsc::sync_channel(1);
         // A closed channel means the workers stopped on an error of their own, which is the
         // one reported.
         let stopped = |_| anyhow::anyhow!("stopped");
-        let reader = scope.spawn(move || {
-            // A document's index is its line's rank among the lines read, known before
-            // parsing.
-            let mut lines: Vec<(usize, usize, String)> = Vec::new();
-            let mut bytes = 0;
-            let mut hand_on = |index: usize, line_no: usize, line: String| -> Result<()> {
-                bytes += line.len();
-                lines.push((index, line_no, line));
-                if bytes >= CHUNK_BYTES {
-                    bytes = 0;
-                    chunks.send(std::mem::take(&mut lines)).map_err(stopped)?;
-                }
-                Ok(())
-            };
+        let reader = scope.spawn(move || -> Result<()> {
             match places {
                 Places::Known(known) => {
                     let (mut file, _) = open_regular(input).map_err(Skip::into_error)?;
+                    let mut batch: Batch = Default::default();
                     for (index, &place) in known.iter().enumerate().filter(|(i, _)| keep(*i)) {
-                        let line = read_jsonl_line_at(&mut file, input, place)?;
-                        hand_on(index, place.line_no, line)?;
+                        if batch.0.len_bytes() + place.len > CHUNK_BYTES && !batch.1.is_empty() {
+                            blocks.send(std::mem::take(&mut batch)).map_err(stopped)?;
+                        }
+                        if batch.1.is_empty() {
+                            batch.0 = JsonlBlock::with_capacity(CHUNK_BYTES.max(place.len));
+                        }
+                        batch.1.push((index, batch.1.len()));
+                        batch.0.read_line_at(&mut file, input, place)?;
                     }
+                    blocks.send(batch).map_err(stopped)
                 }
                 other => {
                     // Places not asked for are recorded all the same (a few bytes a line).
@@ -171,17 +168,20 @@ fn read_mapped<S, T: Send>(
                         _ => &mut unasked,
                     };
                     recorded.clear();
-                    for_each_jsonl_line_placed(input, |place, line| {
-                        let index = recorded.len();
-                        recorded.push(place);
-                        if keep(index) {
-                            hand_on(index, place.line_no, line.to_string())?;
+                    // A document's index is its line's rank among the lines read, known
+                    // before parsing.
+                    for_each_jsonl_block(input, CHUNK_BYTES, |block| {
+                        let mut kept = Vec::new();
+                        for (k, place) in block.places().enumerate() {
+                            if keep(recorded.len()) {
+                                kept.push((recorded.len(), k));
+                            }
+                            recorded.push(place);
                         }
-                        Ok(())
-                    })?;
+                        blocks.send((block, kept)).map_err(stopped)
+                    })
                 }
             }
-            chunks.send(lines).map_err(stopped)
         });
         let worked = received.into_iter().try_for_each(flush);
         let read = reader

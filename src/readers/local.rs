@@ -357,14 +357,7 @@ fn jsonl_records_placed(
                     offset: starts,
                     len: (consumed - starts) as usize,
                 },
-                Err(Skip {
-                    path: path.to_path_buf(),
-                    line: Some(line_no),
-                    column: None,
-                    offset: None,
-                    reason: SkipReason::TooLarge,
-                    detail: format!("line longer than {max_line_bytes} bytes"),
-                }),
+                Err(too_large(path, line_no, max_line_bytes)),
             )?;
             continue;
         }
@@ -392,20 +385,7 @@ fn jsonl_records_placed(
         };
         match std::str::from_utf8(line) {
             Ok(s) => f(place, Ok(s))?,
-            Err(e) => {
-                let at = e.valid_up_to() + 1;
-                f(
-                    place,
-                    Err(Skip {
-                        path: path.to_path_buf(),
-                        line: Some(line_no),
-                        column: Some(at),
-                        offset: None,
-                        reason: SkipReason::BadUtf8,
-                        detail: format!("not valid UTF-8 (byte {at} of the line)"),
-                    }),
-                )?
-            }
+            Err(e) => f(place, Err(bad_utf8(path, line_no, e.valid_up_to() + 1)))?,
         }
     }
 }
@@ -442,7 +422,7 @@ pub fn for_each_jsonl_line(
     for_each_jsonl_line_placed(path, |place, line| f(place.line_no, line))
 }
 
-/// [`for_each_jsonl_line`], each line with its place in the file, for [`read_jsonl_line_at`].
+/// [`for_each_jsonl_line`], each line with its place in the file.
 pub fn for_each_jsonl_line_placed(
     path: &Path,
     mut f: impl FnMut(LinePlace, &str) -> Result<()>,
@@ -459,27 +439,197 @@ pub fn for_each_jsonl_line_placed(
     .map(|_| ())
 }
 
-/// The line of the JSONL file `file` (opened from `path`) at `place`, as an earlier read
-/// found it, read alone. A file that has changed since is an error naming the line, when the
-/// change leaves it short or not UTF-8 there.
-pub fn read_jsonl_line_at(
-    file: &mut std::fs::File,
+/// Whole lines of a JSONL file in one buffer, for a reader that hands lines to other threads:
+/// a buffer a block rather than a `String` a line (reading the 80k dev corpus a line at a
+/// time, copying each into a `String` and checking its UTF-8 on the reader's thread was half
+/// of that thread's time; here the check runs on the thread that parses the line).
+#[derive(Debug, Default)]
+pub struct JsonlBlock {
+    bytes: Vec<u8>,
+    /// Each line's place in the file, and where its text starts in `bytes`.
+    lines: Vec<(LinePlace, usize)>,
+    /// Read again at places an earlier read found: a line that is no longer UTF-8 means the
+    /// file changed.
+    read_again: bool,
+}
+
+impl JsonlBlock {
+    /// An empty block with room for `bytes` of lines read by [`JsonlBlock::read_line_at`].
+    pub fn with_capacity(bytes: usize) -> Self {
+        JsonlBlock {
+            bytes: Vec::with_capacity(bytes),
+            ..Default::default()
+        }
+    }
+
+    /// The lines' places in the file, in file order.
+    pub fn places(&self) -> impl ExactSizeIterator<Item = LinePlace> + '_ {
+        self.lines.iter().map(|(place, _)| *place)
+    }
+
+    /// The place in the file of the block's `k`-th line.
+    pub fn place(&self, k: usize) -> LinePlace {
+        self.lines[k].0
+    }
+
+    /// Bytes of the block's lines.
+    pub fn len_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The text of the block's `k`-th line; not UTF-8 is bad input naming `path:line`.
+    pub fn text(&self, path: &Path, k: usize) -> Result<&str> {
+        let (place, start) = self.lines[k];
+        std::str::from_utf8(&self.bytes[start..start + place.len]).map_err(|e| {
+            let at = e.valid_up_to() + 1;
+            if self.read_again {
+                crate::error::bad_input(format!(
+                    "{}:{}: not valid UTF-8 when read again (byte {at} of the line; has the \
+                     file changed?)",
+                    path.display(),
+                    place.line_no
+                ))
+            } else {
+                bad_utf8(path, place.line_no, at).into_error()
+            }
+        })
+    }
+
+    /// Adds the line of the JSONL file `file` (opened from `path`) at `place`, as an earlier
+    /// read found it, read alone. A file that has changed since so that the line is no longer
+    /// all there is an error naming the line.
+    pub fn read_line_at(
+        &mut self,
+        file: &mut std::fs::File,
+        path: &Path,
+        place: LinePlace,
+    ) -> Result<()> {
+        use std::io::Seek;
+        self.read_again = true;
+        let start = self.bytes.len();
+        self.bytes.resize(start + place.len, 0);
+        file.seek(std::io::SeekFrom::Start(place.offset))
+            .and_then(|_| file.read_exact(&mut self.bytes[start..]))
+            .with_context(|| {
+                format!(
+                    "{}:{}: cannot read again (has the file changed?)",
+                    path.display(),
+                    place.line_no
+                )
+            })?;
+        self.lines.push((place, start));
+        Ok(())
+    }
+}
+
+/// The skip of a JSONL line that is not UTF-8 from byte `at` (1-based) of it.
+fn bad_utf8(path: &Path, line_no: usize, at: usize) -> Skip {
+    Skip {
+        path: path.to_path_buf(),
+        line: Some(line_no),
+        column: Some(at),
+        offset: None,
+        reason: SkipReason::BadUtf8,
+        detail: format!("not valid UTF-8 (byte {at} of the line)"),
+    }
+}
+
+/// The skip of a JSONL line longer than `max_line_bytes`.
+fn too_large(path: &Path, line_no: usize, max_line_bytes: u64) -> Skip {
+    Skip {
+        path: path.to_path_buf(),
+        line: Some(line_no),
+        column: None,
+        offset: None,
+        reason: SkipReason::TooLarge,
+        detail: format!("line longer than {max_line_bytes} bytes"),
+    }
+}
+
+/// [`for_each_jsonl_line_placed`] a block of whole lines at a time, each block about
+/// `block_bytes` (more when a line is longer); the lines' UTF-8 is checked by
+/// [`JsonlBlock::text`], not here.
+pub fn for_each_jsonl_block(
     path: &Path,
-    place: LinePlace,
-) -> Result<String> {
-    use std::io::Seek;
-    let at = || format!("{}:{}", path.display(), place.line_no);
-    let mut bytes = vec![0u8; place.len];
-    file.seek(std::io::SeekFrom::Start(place.offset))
-        .and_then(|_| file.read_exact(&mut bytes))
-        .with_context(|| format!("{}: cannot read again (has the file changed?)", at()))?;
-    String::from_utf8(bytes).map_err(|e| {
-        crate::error::bad_input(format!(
-            "{}: not valid UTF-8 when read again (byte {} of the line; has the file changed?)",
-            at(),
-            e.utf8_error().valid_up_to() + 1
-        ))
-    })
+    block_bytes: usize,
+    mut f: impl FnMut(JsonlBlock) -> Result<()>,
+) -> Result<()> {
+    let (mut file, _) = open_regular(path).map_err(Skip::into_error)?;
+    let max_line_bytes = DEFAULT_MAX_FILE_BYTES;
+    // The start of a line the last read cut, and where it is in the file.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut at = 0u64;
+    let mut line_no = 0usize;
+    loop {
+        // A line longer than a block doubles the read, so it is copied a few times, not once
+        // a block.
+        let want = (carry.len() + block_bytes.max(1)).max(2 * carry.len());
+        let mut bytes = Vec::with_capacity(want);
+        bytes.append(&mut carry);
+        let had = bytes.len();
+        (&mut file)
+            .take((want - had) as u64)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("{}:{}: cannot read", path.display(), line_no + 1))?;
+        let end_of_file = bytes.len() < want;
+        let whole = if end_of_file {
+            bytes.len()
+        } else {
+            match memchr::memrchr(b'\n', &bytes[had..]) {
+                Some(i) => had + i + 1,
+                None if bytes.len() as u64 > max_line_bytes => {
+                    return Err(too_large(path, line_no + 1, max_line_bytes).into_error())
+                }
+                None => {
+                    carry = bytes;
+                    continue;
+                }
+            }
+        };
+        carry = bytes[whole..].to_vec();
+        bytes.truncate(whole);
+        let mut lines = Vec::new();
+        let mut from = 0;
+        while from < bytes.len() {
+            let to = memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i);
+            line_no += 1;
+            let mut line = &bytes[from..to];
+            let mut start = from;
+            from = to + 1;
+            while let Some(rest) = line.strip_suffix(b"\r") {
+                line = rest;
+            }
+            if line.len() as u64 > max_line_bytes {
+                return Err(too_large(path, line_no, max_line_bytes).into_error());
+            }
+            if line_no == 1 {
+                if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
+                    line = rest;
+                    start += 3;
+                }
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let place = LinePlace {
+                line_no,
+                offset: at + start as u64,
+                len: line.len(),
+            };
+            lines.push((place, start));
+        }
+        at += whole as u64;
+        if !lines.is_empty() {
+            f(JsonlBlock {
+                bytes,
+                lines,
+                read_again: false,
+            })?;
+        }
+        if end_of_file {
+            return Ok(());
+        }
+    }
 }
 
 /// Text files under `dir` with the given extensions, sorted by path so runs are repeatable;
@@ -838,6 +988,81 @@ mod tests {
 
     fn reader(p: &Path) -> LocalReader {
         LocalReader::new("local".into(), 0, p.into(), LocalOptions::default())
+    }
+
+    /// Every line of `path` with its place, as [`for_each_jsonl_block`] gives them in blocks
+    /// of about `block_bytes`.
+    fn lines_in_blocks(path: &Path, block_bytes: usize) -> Result<Vec<(LinePlace, String)>> {
+        let mut got = Vec::new();
+        for_each_jsonl_block(path, block_bytes, |block| {
+            for k in 0..block.places().len() {
+                got.push((block.place(k), block.text(path, k)?.to_string()));
+            }
+            Ok(())
+        })?;
+        Ok(got)
+    }
+
+    #[test]
+    fn blocks_of_lines_give_the_lines_and_places_a_line_at_a_time_read_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        // A byte order mark, CRLF endings, blank lines, text beyond ASCII, lines longer than
+        // the smallest blocks, and no line break at the end.
+        let long = "ж".repeat(40);
+        let text = format!(
+            "\u{FEFF}{{\"id\":\"a\"}}\r\n\n  \r\n{{\"id\":\"{long}\"}}\n\
+             {{\"id\":\"c\"}}\r\r\n\t\n{{\"id\":\"d\"}}"
+        );
+        std::fs::write(&path, &text).unwrap();
+        let mut want = Vec::new();
+        for_each_jsonl_line_placed(&path, |place, line| {
+            want.push((place, line.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(want.len(), 4);
+        for block_bytes in [1, 2, 7, 16, 50, 1 << 20] {
+            assert_eq!(
+                lines_in_blocks(&path, block_bytes).unwrap(),
+                want,
+                "{block_bytes}"
+            );
+        }
+        // A line read again at its place is the line.
+        let mut again = JsonlBlock::default();
+        let (mut file, _) = open_regular(&path).unwrap();
+        again.read_line_at(&mut file, &path, want[1].0).unwrap();
+        assert_eq!(again.text(&path, 0).unwrap(), want[1].1);
+        // An empty file has no lines.
+        std::fs::write(&path, "").unwrap();
+        assert!(lines_in_blocks(&path, 4).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_line_of_a_block_that_is_not_utf8_is_named_when_its_text_is_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        std::fs::write(&path, b"{\"id\":\"a\"}\n{\"id\":\"\xFF\"}\n").unwrap();
+        let err = lines_in_blocks(&path, 1 << 20).unwrap_err();
+        assert!(format!("{err:#}").contains("in.jsonl:2"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("in.jsonl:2:8: not valid UTF-8 (byte 8 of the line)"),
+            "{err:#}"
+        );
+        let mut again = JsonlBlock::default();
+        let (mut file, _) = open_regular(&path).unwrap();
+        let place = LinePlace {
+            line_no: 2,
+            offset: 12,
+            len: 10,
+        };
+        again.read_line_at(&mut file, &path, place).unwrap();
+        let err = again.text(&path, 0).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("in.jsonl:2: not valid UTF-8 when read again"),
+            "{err:#}"
+        );
     }
 
     fn sample_of(bytes: &[u8], size: u64) -> (u32, Option<u8>) {
