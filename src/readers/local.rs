@@ -361,26 +361,12 @@ fn jsonl_records_placed(
             )?;
             continue;
         }
-        let mut line: &[u8] = &buf;
-        while let Some(rest) = line
-            .strip_suffix(b"\n")
-            .or_else(|| line.strip_suffix(b"\r"))
-        {
-            line = rest;
-        }
-        let mut offset = starts;
-        if line_no == 1 {
-            if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
-                line = rest;
-                offset += 3;
-            }
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
+        let Some((dropped, line)) = line_text(&buf, line_no) else {
             continue;
-        }
+        };
         let place = LinePlace {
             line_no,
-            offset,
+            offset: starts + dropped as u64,
             len: line.len(),
         };
         match std::str::from_utf8(line) {
@@ -388,6 +374,27 @@ fn jsonl_records_placed(
             Err(e) => f(place, Err(bad_utf8(path, line_no, e.valid_up_to() + 1)))?,
         }
     }
+}
+
+/// The text of JSONL line `line_no` as read: without its line break, nor the byte order mark
+/// the first line may start with, and how many bytes were dropped before it; None for a blank
+/// line.
+fn line_text(raw: &[u8], line_no: usize) -> Option<(usize, &[u8])> {
+    let mut line = raw;
+    while let Some(rest) = line
+        .strip_suffix(b"\n")
+        .or_else(|| line.strip_suffix(b"\r"))
+    {
+        line = rest;
+    }
+    let mut dropped = 0;
+    if line_no == 1 {
+        if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
+            line = rest;
+            dropped = 3;
+        }
+    }
+    (!line.iter().all(u8::is_ascii_whitespace)).then_some((dropped, line))
 }
 
 /// Consumes input up to and including the next newline, keeping none of it; returns the bytes
@@ -593,24 +600,16 @@ pub fn for_each_jsonl_block(
         while from < bytes.len() {
             let to = memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i);
             line_no += 1;
-            let mut line = &bytes[from..to];
-            let mut start = from;
+            let raw = &bytes[from..to];
+            let start = from;
             from = to + 1;
-            while let Some(rest) = line.strip_suffix(b"\r") {
-                line = rest;
-            }
-            if line.len() as u64 > max_line_bytes {
+            if raw.len() as u64 > max_line_bytes {
                 return Err(too_large(path, line_no, max_line_bytes).into_error());
             }
-            if line_no == 1 {
-                if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
-                    line = rest;
-                    start += 3;
-                }
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
+            let Some((dropped, line)) = line_text(raw, line_no) else {
                 continue;
-            }
+            };
+            let start = start + dropped;
             let place = LinePlace {
                 line_no,
                 offset: at + start as u64,
