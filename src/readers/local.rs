@@ -593,8 +593,7 @@ pub fn for_each_jsonl_block(
                 }
             }
         };
-        carry = bytes[whole..].to_vec();
-        bytes.truncate(whole);
+        carry = bytes.split_off(whole);
         let mut lines = Vec::new();
         let mut from = 0;
         while from < bytes.len() {
