@@ -45,6 +45,23 @@ fn settle_disk() {
     unsafe { libc::sync() };
 }
 
+/// The median wall seconds of each stage over runs, in the order the first run gave them.
+fn stage_medians(runs: &[Vec<collect::progress::StageTime>]) -> Vec<(String, f64)> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|stage| {
+            let secs = runs
+                .iter()
+                .filter_map(|r| r.iter().find(|t| t.stage == stage.stage).map(|t| t.secs))
+                .collect();
+            (stage.stage.clone(), median(secs))
+        })
+        .collect()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -130,6 +147,7 @@ fn main() -> anyhow::Result<()> {
     println!("store: {stored} documents ({} replicas of the perf corpus, texts cut to {MAX_BYTES} bytes)", replicas);
 
     let mut builds = Vec::new();
+    let mut build_stages = Vec::new();
     let mut out = root.join("out");
     for run in 0..runs {
         // Each build into a directory of its own: removing one of 100,000 files slows the file
@@ -153,11 +171,14 @@ fn main() -> anyhow::Result<()> {
             b.totals.kept, b.totals.duplicates
         );
         builds.push(s);
+        build_stages.push(b.stages);
     }
     let build_s = median(builds);
     println!("full build: median {build_s:.2} s over {runs} runs");
+    let build_stages = stage_medians(&build_stages);
 
     let mut next_replica = replicas + 1;
+    let mut update_stages = Vec::new();
     let mut update_with = |lookup: Lookup| -> anyhow::Result<f64> {
         let mut f = std::fs::OpenOptions::new().append(true).open(&input)?;
         write_docs(&mut f, &corpus, next_replica..next_replica + 1, added);
@@ -183,6 +204,9 @@ fn main() -> anyhow::Result<()> {
             u.duplicates,
             u.new_review_pairs
         );
+        if lookup == Lookup::Sql {
+            update_stages.push(u.stages);
+        }
         Ok(s)
     };
     let mut updates = Vec::new();
@@ -195,6 +219,18 @@ fn main() -> anyhow::Result<()> {
         100.0 * update_s / build_s
     );
     update_with(Lookup::Memory)?;
+    // Stage for stage, where the update's time goes against the build's: at 1 % of the
+    // documents, a stage whose share is far above 1 % costs more per newcomer than the build
+    // pays per document.
+    for (stage, secs) in stage_medians(&update_stages) {
+        match build_stages.iter().find(|(s, _)| *s == stage) {
+            Some((_, full)) => println!(
+                "  stage {stage:?}: update median {secs:.3} s, full build median {full:.2} s, ratio {:.1} %",
+                100.0 * secs / full
+            ),
+            None => println!("  stage {stage:?}: update median {secs:.3} s (no such stage in the build)"),
+        }
+    }
     std::fs::remove_dir_all(root)?;
     Ok(())
 }

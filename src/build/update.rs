@@ -152,18 +152,22 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     let compare_seconds = started.secs();
     testhooks::pause("dedup");
     let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
-    if !ruled.is_empty() {
-        progress.stage(
-            "review",
-            &format!(
-                "standing rules{}",
-                crate::review::queue::standing_summary(&ruled)
-            ),
-            started,
-            None,
-        );
-    }
     let totals = collection::sync_collection(&store, &out)?;
+    // The build's stage of the same name ends where this one does, with the collection
+    // written: an update's time is then read beside a build's stage for stage.
+    progress.stage(
+        "dedup",
+        &format!(
+            "{} newcomers compared with the store and each other, {} duplicates, {} new contained pairs{}; {} in the collection",
+            settled.settled,
+            settled.duplicates,
+            settled.contained,
+            crate::review::queue::standing_summary(&ruled),
+            totals.kept
+        ),
+        started,
+        Some(settled.settled as u64),
+    );
     store.set_meta("update_state", "complete")?;
     store.finish_run(run, "ok")?;
     Ok(UpdateSummary {

@@ -524,6 +524,21 @@ fn an_update_passes_by_the_files_that_did_not_change() {
     let o = w.run(&["--json", "update", "topic.yaml", "--out", "out"]);
     let u: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((u["read"].as_u64(), u["new"].as_u64()), (Some(2), Some(2)));
+    // Its stages end as a build's do: the dedup stage closes with the collection written.
+    let stages: Vec<&str> = u["stages"]
+        .as_array()
+        .expect("stages listed")
+        .iter()
+        .filter_map(|s| s["stage"].as_str())
+        .collect();
+    assert_eq!(stages.last(), Some(&"dedup"), "{u}");
+    assert!(
+        stderr(&o)
+            .lines()
+            .any(|l| l.starts_with("dedup: ") && l.contains(" newcomers compared with the store")),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         stderr(&o).contains(&format!(
             "{} files unchanged since they were read, passed by",
