@@ -69,6 +69,10 @@ fn detector_of(topic: &Topic) -> Result<Box<dyn Detector>> {
     build_detector(&topic.dedup).map_err(anyhow::Error::msg)
 }
 
+/// The name of the stage that compares the texts and ends with the collection written, in a
+/// build and in an update alike: their stage times are read side by side under it.
+pub const DEDUP_STAGE: &str = "dedup";
+
 /// Builds (or resumes building) the collection of `topic`.
 pub fn build(topic: &Topic, opts: &BuildOptions) -> Result<BuildSummary> {
     build_in(topic, opts, None)
@@ -170,7 +174,7 @@ fn build_in(
     })?;
     let totals = collection::write_collection(&store, topic, &out, ahead)?;
     progress.stage(
-        "dedup",
+        DEDUP_STAGE,
         &format!(
             "{} texts compared, {} duplicates, {} contained pairs{}; {} in the collection",
             totals.kept + totals.duplicates + totals.dropped,

@@ -153,10 +153,8 @@ pub fn update(topic: &Topic, opts: &UpdateOptions) -> Result<UpdateSummary> {
     testhooks::pause("dedup");
     let ruled = crate::review::queue::apply_standing_rules(&mut store, &topic.review.rules)?;
     let totals = collection::sync_collection(&store, &out)?;
-    // The build's stage of the same name ends where this one does, with the collection
-    // written: an update's time is then read beside a build's stage for stage.
     progress.stage(
-        "dedup",
+        super::DEDUP_STAGE,
         &format!(
             "{} newcomers compared with the store and each other, {} duplicates, {} new contained pairs{}; {} in the collection",
             settled.settled,
