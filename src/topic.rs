@@ -368,7 +368,7 @@ impl Topic {
                 "sources: at least one source is needed".into(),
             ));
         }
-        if let Err(e) = crate::canon::StopWords::for_languages(&topic.languages) {
+        if let Err(e) = crate::canon::StopWords::have_lists(&topic.languages) {
             let (l, c) = here("languages");
             return Err(err_at(l, c, format!("languages: {e}")));
         }
