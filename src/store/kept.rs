@@ -136,8 +136,12 @@ pub fn file_bytes(text: &str) -> Vec<u8> {
 /// text and its newline handed to the kernel together rather than copied into one buffer
 /// first (a build writes every text bound for dedup this way).
 pub fn write_file_of(path: &Path, text: &str) -> std::io::Result<()> {
+    write_text_into(std::fs::File::create(path)?, text)
+}
+
+/// Writes [`file_bytes`] of `text` into `file`, just created.
+fn write_text_into(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
     use std::io::{IoSlice, Write};
-    let mut file = std::fs::File::create(path)?;
     let mut parts = [IoSlice::new(text.as_bytes()), IoSlice::new(b"\n")];
     let mut rest = &mut parts[..];
     while !rest.is_empty() {
@@ -149,6 +153,60 @@ pub fn write_file_of(path: &Path, text: &str) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `docs/`, open for a build to write texts into it one file after another. On Linux each
+/// file is created by its name within the folder, opened once: the kernel does not walk the
+/// folder's whole path again for each file (80,000 files of 8 KB on tmpfs, three rounds: 1.03
+/// and 1.04 s of system CPU against 0.88 and 0.89 s, and one round with 1.04 against 1.11).
+pub struct DocsDir {
+    path: PathBuf,
+    #[cfg(target_os = "linux")]
+    folder: std::fs::File,
+}
+
+impl DocsDir {
+    /// Opens the folder `path`.
+    pub fn open(path: &Path) -> Result<DocsDir> {
+        Ok(DocsDir {
+            path: path.to_path_buf(),
+            #[cfg(target_os = "linux")]
+            folder: std::fs::File::open(path)
+                .with_context(|| format!("{}: cannot open", path.display()))?,
+        })
+    }
+
+    /// Creates (or truncates) the file of document `id` and writes [`file_bytes`] of `text`
+    /// into it, as [`write_file_of`] does.
+    pub fn write(&self, id: &str, text: &str) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::{AsRawFd, FromRawFd};
+            let name = std::ffi::CString::new(format!("{id}.txt"))?;
+            // SAFETY: the folder's descriptor is open while `self` lives, and `name` is a
+            // NUL-terminated string that outlives the call.
+            let fd = unsafe {
+                libc::openat(
+                    self.folder.as_raw_fd(),
+                    name.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+                    0o666 as libc::c_uint,
+                )
+            };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: `fd` was just opened here and nothing else owns it.
+            write_text_into(unsafe { std::fs::File::from_raw_fd(fd) }, text)
+        }
+        #[cfg(not(target_os = "linux"))]
+        write_file_of(&kept_file(&self.path, id), text)
+    }
+
+    /// Flushes the files of documents `ids`, written into the folder, to disk.
+    pub fn flush_to_disk<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Result<()> {
+        flush_to_disk(&self.path, ids.map(|id| kept_file(&self.path, id)))
+    }
 }
 
 /// What the file of a kept text was found to hold.
@@ -585,6 +643,31 @@ mod tests {
         assert_eq!(sha256_many_in(&messages, false), expected);
         assert_eq!(sha256_many_in(&messages[..1], true), expected[..1]);
         assert!(sha256_many_in(&[], true).is_empty());
+    }
+
+    #[test]
+    fn a_text_written_into_the_open_folder_is_its_file_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            kept_file(dir.path(), "b"),
+            "a much longer text, written before",
+        )
+        .unwrap();
+        let docs = DocsDir::open(dir.path()).unwrap();
+        for (id, text) in [
+            ("a", "Первый абзац.\n\nSecond."),
+            ("b", ""),
+            ("c", "слово "),
+        ] {
+            docs.write(id, text).unwrap();
+            assert_eq!(
+                std::fs::read(kept_file(dir.path(), id)).unwrap(),
+                file_bytes(text)
+            );
+        }
+        docs.flush_to_disk(["a", "b", "c"].into_iter()).unwrap();
+        assert!(docs.write("no-such-folder/d", "text").is_err());
+        assert!(DocsDir::open(&dir.path().join("no-such-folder")).is_err());
     }
 
     #[test]

@@ -623,18 +623,28 @@ impl Unwritten {
     /// build's wall clock).
     pub fn write(self, docs_dir: &Path) -> Result<Packed> {
         let Unwritten(packed) = self;
+        let mut unwritten = packed
+            .docs
+            .iter()
+            .zip(&packed.frames)
+            .filter(|(_, frame)| frame.is_none())
+            .map(|((d, _), _)| d)
+            .peekable();
+        if unwritten.peek().is_none() {
+            return Ok(packed);
+        }
+        let dir = kept::DocsDir::open(docs_dir)?;
         let mut written = Vec::new();
-        for ((d, _), frame) in packed.docs.iter().zip(&packed.frames) {
-            if frame.is_none() {
-                let file = kept::kept_file(docs_dir, &d.id);
-                kept::write_file_of(&file, &d.text)
-                    .with_context(|| format!("{}: cannot write", file.display()))?;
-                written.push(file);
-            }
+        for d in unwritten {
+            dir.write(&d.id, &d.text).with_context(|| {
+                format!(
+                    "{}: cannot write",
+                    kept::kept_file(docs_dir, &d.id).display()
+                )
+            })?;
+            written.push(d.id.as_str());
         }
-        if !written.is_empty() {
-            kept::flush_to_disk(docs_dir, written.into_iter())?;
-        }
+        dir.flush_to_disk(written.into_iter())?;
         Ok(packed)
     }
 }
