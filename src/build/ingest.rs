@@ -20,7 +20,7 @@ use crate::store::{Document, Packed, Status, Store, StoreFrontier, Unwritten};
 use crate::topic::{SourceSpec, Topic};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 /// Documents in the first batch of a source's line, the unit stored in one transaction (a kill
@@ -296,6 +296,26 @@ pub struct Ingest<'a> {
 /// Signatures by document id.
 pub type Signatures = FxHashMap<String, Vec<u64>>;
 
+/// How an ingest pass tells the documents the store holds already from the new ones.
+enum Admitted {
+    /// The store held no document when the pass began: every id it holds is one of these,
+    /// admitted by the pass (asking the store about each batch of ids was 2 % of a fresh 80k
+    /// build's CPU).
+    Remembered(FxHashSet<String>),
+    /// Asked of the store.
+    Asked,
+}
+
+impl Admitted {
+    fn of(store: &Store) -> Result<Admitted> {
+        Ok(if store.holds_documents()? {
+            Admitted::Asked
+        } else {
+            Admitted::Remembered(FxHashSet::default())
+        })
+    }
+}
+
 /// What an ingest pass read.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Ingested {
@@ -362,6 +382,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
         Some(f)
     };
     let mut counts = Ingested::default();
+    let mut admitted = Admitted::of(store)?;
     for mut reader in readers_of(topic, &frontier) {
         let started = crate::progress::Started::now();
         let mut known = KnownFiles {
@@ -422,16 +443,26 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
                 );
                 // The store is asked about the ids together, and again about those left
                 // whenever a batch is stored meanwhile: each is checked against the store as
-                // it is when its turn comes.
-                let mut stored = store.stored_ids(ids.iter().map(String::as_str))?;
+                // it is when its turn comes. A store that held nothing when this pass began
+                // holds only what it admitted, which it remembers instead.
+                let mut stored = match admitted {
+                    Admitted::Remembered(_) => Default::default(),
+                    Admitted::Asked => store.stored_ids(ids.iter().map(String::as_str))?,
+                };
                 let mut asked_at = line.batches_stored;
                 for (k, doc) in waiting.drain(..).enumerate() {
-                    if line.batches_stored != asked_at {
-                        stored = store.stored_ids(ids[k..].iter().map(String::as_str))?;
-                        asked_at = line.batches_stored;
-                    }
                     let id = &ids[k];
-                    if line.in_flight(id) || stored.contains(id) {
+                    let known = match &mut admitted {
+                        Admitted::Remembered(ids) => !ids.insert(id.clone()),
+                        Admitted::Asked => {
+                            if line.batches_stored != asked_at {
+                                stored = store.stored_ids(ids[k..].iter().map(String::as_str))?;
+                                asked_at = line.batches_stored;
+                            }
+                            line.in_flight(id) || stored.contains(id)
+                        }
+                    };
+                    if known {
                         continue;
                     }
                     new += 1;

@@ -896,6 +896,13 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the store holds any document.
+    pub fn holds_documents(&self) -> Result<bool> {
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM documents)", [], |r| r.get(0))
+            .at(&self.path)
+    }
+
     /// Which of `ids` are stored as documents, asked in one statement: a build asks this of
     /// every document it reads, and a statement per id was a read transaction each (two file
     /// locks taken and released, 160,000 `fcntl` calls in an 80,000-document build).

@@ -36,6 +36,44 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 #[test]
+fn a_fresh_build_stores_each_document_once_however_many_sources_read_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = examples();
+    let topic = write_topic(
+        tmp.path(),
+        &format!(
+            "{{kind: local, path: {0}, name: first}}\n  - {{kind: local, path: {0}, name: again}}",
+            folder.display()
+        ),
+    );
+    let out = tmp.path().join("out");
+    let o = run(
+        tmp.path(),
+        &[
+            "build",
+            topic.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("read again: 22 documents, 0 new"),
+        "the second source's documents are stored already: {}",
+        stderr(&o)
+    );
+    let rows = manifest(&out);
+    assert_eq!(rows.len(), 22, "each input once");
+    assert!(
+        rows.iter().all(|r| r["source"] == "first"),
+        "the first source's"
+    );
+    let ids: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), rows.len());
+}
+
+#[test]
 fn build_report_rerun_and_force_are_consistent() {
     let tmp = tempfile::tempdir().unwrap();
     let topic = write_topic(
