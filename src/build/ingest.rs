@@ -453,7 +453,7 @@ pub fn store_new_documents(topic: &Topic, ingest: Ingest<'_>) -> Result<Ingested
                 for (k, doc) in waiting.drain(..).enumerate() {
                     let id = &ids[k];
                     let known = match &mut admitted {
-                        Admitted::Remembered(ids) => !ids.insert(id.clone()),
+                        Admitted::Remembered(seen) => !seen.insert(id.clone()),
                         Admitted::Asked => {
                             if line.batches_stored != asked_at {
                                 stored = store.stored_ids(ids[k..].iter().map(String::as_str))?;
