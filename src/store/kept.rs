@@ -203,9 +203,31 @@ impl DocsDir {
         write_file_of(&kept_file(&self.path, id), text)
     }
 
-    /// Flushes the files of documents `ids`, written into the folder, to disk.
+    /// Puts the files of documents `ids`, in the folder, on disk. On Linux one `syncfs` of the
+    /// file system, through the folder already open, does it: a sync per file cost 0.23 ms
+    /// each here, 2.3 s for 10,000 texts, against 6 ms for 256.
     pub fn flush_to_disk<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Result<()> {
-        flush_to_disk(&self.path, ids.map(|id| kept_file(&self.path, id)))
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let _ = ids;
+            // SAFETY: the folder's descriptor is open while `self` lives.
+            if unsafe { libc::syncfs(self.folder.as_raw_fd()) } != 0 {
+                return Err(std::io::Error::last_os_error())
+                    .with_context(|| format!("{}: cannot flush to disk", self.path.display()));
+            }
+            Ok(())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            for id in ids {
+                let f = kept_file(&self.path, id);
+                std::fs::File::open(&f)
+                    .and_then(|h| h.sync_all())
+                    .with_context(|| format!("{}: cannot flush to disk", f.display()))?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -552,8 +574,7 @@ impl Store {
         if kept.is_empty() {
             return Ok(());
         }
-        let docs = self.docs_dir();
-        flush_to_disk(&docs, kept.iter().map(|(_, id)| kept_file(&docs, id)))?;
+        DocsDir::open(&self.docs_dir())?.flush_to_disk(kept.iter().map(|(_, id)| id.as_str()))?;
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         {
             let mut del = tx
@@ -582,34 +603,6 @@ impl Store {
             .at(&self.path)?;
         if free * 4 > pages && free * page_size > 1 << 20 {
             self.conn.execute_batch("VACUUM").at(&self.path)?;
-        }
-        Ok(())
-    }
-}
-
-/// Puts `files` (in the folder `dir`) on disk. On Linux one `syncfs` of the file system does
-/// it: a sync per file cost 0.23 ms each here, 2.3 s for 10,000 texts, against 6 ms for 256.
-pub(super) fn flush_to_disk(dir: &Path, files: impl Iterator<Item = PathBuf>) -> Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let _ = files;
-        let d =
-            std::fs::File::open(dir).with_context(|| format!("{}: cannot open", dir.display()))?;
-        // SAFETY: the descriptor is open for the duration of the call.
-        if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
-            return Err(std::io::Error::last_os_error())
-                .with_context(|| format!("{}: cannot flush to disk", dir.display()));
-        }
-        Ok(())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = dir;
-        for f in files {
-            std::fs::File::open(&f)
-                .and_then(|h| h.sync_all())
-                .with_context(|| format!("{}: cannot flush to disk", f.display()))?;
         }
         Ok(())
     }
