@@ -81,21 +81,21 @@ pub fn detect(text: &str) -> Option<(Lang, f64)> {
     // neighbours (capital sigma's does): a lower-cased copy of the sample was a tenth of
     // detection. The lower-cased text's chars come from the text's, without a pass over it
     // (the chars beyond ASCII are few, and searched instead of the text).
-    let (lower_chars, trigrams) = if chars.beyond.iter().all(|&ch| lowers_alone(ch)) {
-        (chars.lowercased(), profiles.scores(text))
-    } else {
-        let lower = lowercase(text);
-        (Chars::of(&lower), profiles.scores(&lower))
+    let (lower_chars, trigrams) = match chars.lowercased() {
+        (lower_chars, true) => (lower_chars, profiles.scores(text)),
+        _ => {
+            let lower = lowercase(text);
+            (Chars::of(&lower), profiles.scores(&lower))
+        }
     };
     let alphabet = profiles.alphabets.scores_of(&lower_chars);
     combine(&alphabet, &trigrams)
 }
 
-/// Whether `ch`'s lower case is one char and the same wherever `ch` stands: every char but
-/// capital sigma and those whose lower case is longer (İ).
-fn lowers_alone(ch: char) -> bool {
-    let mut lower = ch.to_lowercase();
-    ch != '\u{03A3}' && lower.next().is_some() && lower.next().is_none()
+/// Whether `ch`'s lower case, `lower`, is one char and the same wherever `ch` stands: for
+/// every char but capital sigma and those whose lower case is longer (İ).
+fn lowers_alone(ch: char, lower: &std::char::ToLowercase) -> bool {
+    ch != '\u{03A3}' && lower.len() == 1
 }
 
 /// The lower case of a char for which [`lowers_alone`] holds.
@@ -138,20 +138,26 @@ impl Chars {
 
     /// The chars of the text lower-cased a char at a time, as `str::to_lowercase` does for
     /// every char but capital sigma.
-    fn lowercased(&self) -> Self {
+    /// Also whether [`lowers_alone`] holds for every char, told by the same lower-casing.
+    fn lowercased(&self) -> (Self, bool) {
         let mut ascii = self.ascii;
         for upper in b'A'..=b'Z' {
             let n = std::mem::take(&mut ascii[usize::from(upper)]);
             ascii[usize::from(upper.to_ascii_lowercase())] += n;
         }
         let mut beyond = Vec::with_capacity(self.beyond.len());
-        for lower in self.beyond.iter().flat_map(|ch| ch.to_lowercase()) {
-            match u8::try_from(lower).ok().filter(u8::is_ascii) {
-                Some(b) => ascii[usize::from(b)] += 1,
-                None => beyond.push(lower),
+        let mut alone = true;
+        for &ch in &self.beyond {
+            let lower = ch.to_lowercase();
+            alone &= lowers_alone(ch, &lower);
+            for lower in lower {
+                match u8::try_from(lower).ok().filter(u8::is_ascii) {
+                    Some(b) => ascii[usize::from(b)] += 1,
+                    None => beyond.push(lower),
+                }
             }
         }
-        Chars { ascii, beyond }
+        (Chars { ascii, beyond }, alone)
     }
 }
 
@@ -1108,10 +1114,10 @@ mod tests {
         // Trigram counting lower-cases a char of an already lower-cased text again.
         for ch in (0..=0x10FFFF)
             .filter_map(char::from_u32)
-            .filter(|&c| lowers_alone(c))
+            .filter(|&c| lowers_alone(c, &c.to_lowercase()))
         {
             let lower = lower_char(ch);
-            assert!(lowers_alone(lower), "{ch:?}");
+            assert!(lowers_alone(lower, &lower.to_lowercase()), "{ch:?}");
             assert_eq!(lower_char(lower), lower, "{ch:?}");
             assert_eq!(lower.to_string(), ch.to_lowercase().to_string(), "{ch:?}");
         }
@@ -1142,7 +1148,9 @@ mod tests {
             let text: String = (0..rng.below(if n % 100 == 0 { 3000 } else { 40 }))
                 .map(|_| pieces[rng.below(pieces.len())])
                 .collect();
-            assert!(text.chars().all(|c| c.is_ascii() || lowers_alone(c)));
+            assert!(text
+                .chars()
+                .all(|c| c.is_ascii() || lowers_alone(c, &c.to_lowercase())));
             let lower = text.to_lowercase();
             for profiles in [&*LATIN, &*CYRILLIC] {
                 let (ours, theirs) = (profiles.scores(&text), profiles.scores(&lower));
@@ -1178,7 +1186,7 @@ mod tests {
                 .map(|_| pieces[rng.below(pieces.len())])
                 .collect();
             let (ours, std) = (
-                Chars::of(&text).lowercased(),
+                Chars::of(&text).lowercased().0,
                 Chars::of(&text.to_lowercase()),
             );
             assert_eq!(ours.ascii, std.ascii, "{text:?}");
